@@ -1,0 +1,112 @@
+#include "bench.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cardio/core/parallel.hpp"
+#include "cardio/io/json.hpp"
+#include "cardio/mechanics/block.hpp"
+#include "cardio/mechanics/bourguignon_cani.hpp"
+#include "cardio/mechanics/integrators.hpp"
+
+namespace cardio::bench {
+namespace mech = cardio::mechanics;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Resident set size of this process [bytes] from /proc/self/status.
+double rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return 1024.0 * std::stod(line.substr(6));
+  return 0;
+}
+
+// STREAM-style triad a = b + s c over arrays far larger than the caches [GB/s].
+double triad_bandwidth() {
+  const std::int64_t n = 20'000'000;
+  std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
+  parallel_for(n, [&](std::int64_t i) { a[i] = 0; });
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto t0 = Clock::now();
+    parallel_for(n, [&](std::int64_t i) { a[i] = b[i] + 3.0 * c[i]; });
+    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::max(best, 3.0 * 8.0 * n / dt / 1e9);
+  }
+  return best + 0 * a[n / 2];
+}
+
+}  // namespace
+
+void run_bench(const BenchOptions& o, std::ostream& out) {
+  nlohmann::json results = nlohmann::json::array();
+  nlohmann::json bandwidth = nlohmann::json::object();
+  for (int t : o.threads) {
+    set_thread_count(t);
+    bandwidth[std::to_string(t)] = triad_bandwidth();
+    out << "memory bandwidth (triad), " << t << " thread(s): " << std::fixed << std::setprecision(1)
+        << bandwidth[std::to_string(t)].get<double>() << " GB/s\n";
+  }
+  out << "\n" << std::setw(10) << "elements" << std::setw(9) << "threads" << std::setw(12) << "steps" << std::setw(14)
+      << "ns/element" << std::setw(16) << "Mupdates/s" << std::setw(14) << "bytes/elem" << "\n";
+  for (long target : o.sizes) {
+    const int n = std::max(1, static_cast<int>(std::lround(std::cbrt(static_cast<double>(target)))));
+    const double rss0 = rss_bytes();
+    mech::FibreField ff;
+    ff.kind = mech::FibreField::Kind::random;
+    const mech::HexMesh mesh = mech::make_block({n, n, n, 1.0, Eigen::Vector3d::Zero()}, ff);
+    mech::BCCalibration cal;
+    cal.damping_time = 0.01;
+    auto internal = std::make_unique<mech::BourguignonCaniForces>(
+        mesh, std::vector<mech::BCModuli>{mech::calibrate_bourguignon_cani(mech::ElasticConstants::isotropic(10, 0.45), cal)});
+    mech::MassSpringSystem sys(mesh, std::move(internal), mech::lumped_masses(mesh, {1.06}));
+    mech::NodeState s = sys.rest_state(0);
+    // A small random perturbation so no spring sits exactly at rest.
+    for (Eigen::Index i = 0; i < s.x.cols(); ++i) s.x.col(i) += 1e-3 * Eigen::Vector3d(std::sin(1.0 * i), std::cos(2.0 * i), std::sin(3.0 * i));
+    const double bytes_per_element = (rss_bytes() - rss0) / static_cast<double>(mesh.n_elements());
+    const double dt = 1e-4;
+    auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) { sys.forces(x, v, 1.0, f); };
+    for (int t : o.threads) {
+      set_thread_count(t);
+      mech::NodeState w = s;
+      sys.forces(w.x, w.v, 1.0, w.f);
+      mech::step(mech::Scheme::verlet, w, 0, dt, forces, nullptr);  // warm-up
+      long steps = 0;
+      const auto t0 = Clock::now();
+      double elapsed = 0;
+      while (elapsed < o.seconds || steps < 3) {
+        mech::step(mech::Scheme::verlet, w, 0, dt, forces, nullptr);
+        ++steps;
+        elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+      }
+      const double ups = static_cast<double>(mesh.n_elements()) * steps / elapsed;
+      out << std::setw(10) << mesh.n_elements() << std::setw(9) << t << std::setw(12) << steps << std::setw(14)
+          << std::setprecision(1) << 1e9 / ups << std::setw(16) << std::setprecision(2) << ups / 1e6 << std::setw(14)
+          << std::setprecision(0) << bytes_per_element << "\n";
+      results.push_back({{"elements", mesh.n_elements()},
+                         {"nodes", mesh.n_nodes()},
+                         {"threads", t},
+                         {"steps", steps},
+                         {"seconds", elapsed},
+                         {"element_updates_per_second", ups},
+                         {"ns_per_element_update", 1e9 / ups},
+                         {"bytes_per_element", bytes_per_element}});
+    }
+  }
+  if (!o.json_path.empty()) {
+    nlohmann::json doc{{"benchmark", "bourguignon_cani_step"},
+                       {"description", "force evaluation (axial, angular, J volume, hourglass, damping; random frames) + velocity-Verlet update"},
+                       {"memory_bandwidth_GBps", bandwidth},
+                       {"results", results}};
+    io::write_json(o.json_path, doc);
+    out << "wrote " << o.json_path << "\n";
+  }
+}
+
+}  // namespace cardio::bench

@@ -1,0 +1,120 @@
+#pragma once
+/// @file config.hpp
+/// Strict, typed reading of a YAML config (STYLE.md 5). Every read names its key, default,
+/// range and dimension; unknown keys are errors with a "did you mean" suggestion; every
+/// error names file:line:column and the dotted key path. All values read (defaults included)
+/// are recorded, so the resolved config can be written back out.
+#include <Eigen/Core>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cardio/core/units.hpp"
+
+namespace YAML {
+class Node;
+}
+
+namespace cardio::config {
+
+/// Closed/open numeric interval for range checks.
+struct Range {
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  bool lo_open = false;
+  bool hi_open = false;
+  static Range positive() { return {0.0, std::numeric_limits<double>::infinity(), true, false}; }
+  static Range non_negative() { return {0.0, std::numeric_limits<double>::infinity(), false, false}; }
+  static Range open(double a, double b) { return {a, b, true, true}; }
+  static Range closed(double a, double b) { return {a, b, false, false}; }
+  bool contains(double v) const;
+  std::string describe() const;
+};
+
+class Document;
+
+/// A view of one map in the config. Cheap to copy; all views share their Document.
+class Node {
+ public:
+  /// Dotted path of this node ("" for the root), e.g. "material".
+  const std::string& path() const { return m_path; }
+  /// "file:line:column" of this node.
+  std::string where() const;
+  /// "file:line:column" of the value of `key` (of this node if the key is absent).
+  std::string where_of(const std::string& key) const;
+  /// Dotted path of `key` under this node.
+  std::string key_path(const std::string& key) const;
+
+  bool has(const std::string& key) const;
+  /// A required sub-map.
+  Node child(const std::string& key) const;
+  /// A sub-map, or an empty map if absent (its keys then take their defaults).
+  Node child_or_empty(const std::string& key) const;
+  /// Items of a list of maps (empty if absent).
+  std::vector<Node> list(const std::string& key) const;
+
+  double quantity(const std::string& key, units::Dimension dim, std::optional<double> fallback,
+                  Range range = {}) const;
+  double number(const std::string& key, std::optional<double> fallback, Range range = {}) const;
+  long integer(const std::string& key, std::optional<long> fallback, long lo, long hi) const;
+  bool boolean(const std::string& key, std::optional<bool> fallback) const;
+  std::string choice(const std::string& key, const std::vector<std::string>& options,
+                     std::optional<std::string> fallback) const;
+  std::string text(const std::string& key, std::optional<std::string> fallback) const;
+  /// A 3-vector [x, y, z] of quantities of one dimension.
+  Eigen::Vector3d vec3(const std::string& key, units::Dimension dim,
+                       std::optional<Eigen::Vector3d> fallback) const;
+  /// Integer triple [i, j, k].
+  Eigen::Vector3i int3(const std::string& key, std::optional<Eigen::Vector3i> fallback, long lo,
+                       long hi) const;
+
+  /// Throw cardio::Error "FILE:LINE:COL: KEY: MESSAGE" located at `key` (or this node).
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+ private:
+  friend class Document;
+  Node(std::shared_ptr<Document> doc, const YAML::Node& yaml, std::string path);
+  /// The scalar/sequence at `key`, recording the key as known; nullptr if absent.
+  std::shared_ptr<YAML::Node> lookup(const std::string& key) const;
+  void record(const std::string& key, const std::string& resolved) const;
+
+  std::shared_ptr<Document> m_doc;
+  std::shared_ptr<YAML::Node> m_yaml;  // forward-declared to keep yaml-cpp out of this header
+  std::string m_path;
+};
+
+/// A parsed config file with the bookkeeping for unknown keys and the resolved values.
+class Document : public std::enable_shared_from_this<Document> {
+ public:
+  /// Parse a YAML file; syntax errors name the file and line.
+  static std::shared_ptr<Document> load_file(const std::filesystem::path& file);
+  /// Parse YAML text (file name used in messages only).
+  static std::shared_ptr<Document> load_string(const std::string& yaml, const std::string& name);
+
+  Node root();
+  const std::string& file_name() const { return m_file; }
+
+  /// Apply "a.b.c=value" overrides before reading (values are YAML scalars or flow lists).
+  void set_override(const std::string& assignment);
+
+  /// After all reads: throw on any key in the file that no read asked for, with a
+  /// "did you mean" suggestion among the keys known at that level.
+  void check_no_unknown_keys() const;
+
+  /// The resolved config (every value read, defaults filled in) as YAML text.
+  std::string resolved_yaml() const;
+
+  ~Document();
+
+ private:
+  friend class Node;
+  struct Impl;
+  Document();
+  std::unique_ptr<Impl> m_impl;
+  std::string m_file;
+};
+
+}  // namespace cardio::config

@@ -1,0 +1,452 @@
+#include "cardio/config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "cardio/core/error.hpp"
+
+namespace cardio::config {
+
+// ----------------------------------------------------------------------------- Range
+bool Range::contains(double v) const {
+  if (std::isnan(v)) return false;
+  const bool lo_ok = lo_open ? v > lo : v >= lo;
+  const bool hi_ok = hi_open ? v < hi : v <= hi;
+  return lo_ok && hi_ok;
+}
+
+std::string Range::describe() const {
+  std::ostringstream os;
+  auto num = [&](double x) {
+    if (std::isinf(x)) return std::string(x > 0 ? "inf" : "-inf");
+    std::ostringstream n;
+    n << x;
+    return n.str();
+  };
+  os << (lo_open ? "(" : "[") << num(lo) << ", " << num(hi) << (hi_open ? ")" : "]");
+  return os.str();
+}
+
+// ----------------------------------------------------------------------------- Document
+struct Document::Impl {
+  YAML::Node root;
+  // Keys a read asked for, per parent path: the schema known at each level.
+  std::map<std::string, std::set<std::string>> known;
+  // Resolved values by full path, in read order.
+  std::vector<std::pair<std::string, std::string>> resolved;
+};
+
+Document::Document() : m_impl(std::make_unique<Impl>()) {}
+Document::~Document() = default;
+
+namespace {
+std::string location(const std::string& file, const YAML::Mark& m) {
+  std::ostringstream os;
+  os << file;
+  if (m.line >= 0) os << ":" << m.line + 1 << ":" << m.column + 1;
+  return os.str();
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string join(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+}  // namespace
+
+std::shared_ptr<Document> Document::load_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) CARDIO_FAIL(file.string() << ": cannot open config file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_string(ss.str(), file.string());
+}
+
+std::shared_ptr<Document> Document::load_string(const std::string& yaml, const std::string& name) {
+  std::shared_ptr<Document> doc(new Document());
+  doc->m_file = name;
+  try {
+    doc->m_impl->root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    CARDIO_FAIL(location(name, e.mark) << ": YAML syntax error: " << e.msg);
+  }
+  if (doc->m_impl->root.IsNull()) doc->m_impl->root = YAML::Node(YAML::NodeType::Map);
+  if (!doc->m_impl->root.IsMap())
+    CARDIO_FAIL(location(name, doc->m_impl->root.Mark()) << ": the config must be a map of keys");
+  return doc;
+}
+
+Node Document::root() { return Node(shared_from_this(), m_impl->root, ""); }
+
+void Document::set_override(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    CARDIO_FAIL("--set '" << assignment << "': expected KEY.PATH=VALUE");
+  const std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    CARDIO_FAIL("--set '" << assignment << "': cannot parse value: " << e.msg);
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+  // yaml-cpp nodes are handles: walk with copies that alias the tree, then assign the leaf.
+  std::vector<YAML::Node> chain{m_impl->root};
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = chain.back()[parts[i]];
+    if (!next.IsDefined() || next.IsNull()) {
+      chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      next = chain.back()[parts[i]];
+    }
+    if (!next.IsMap()) CARDIO_FAIL("--set '" << assignment << "': '" << parts[i] << "' is not a map");
+    chain.push_back(next);
+  }
+  chain.back()[parts.back()] = value;
+}
+
+void Document::check_no_unknown_keys() const {
+  // Walk the file's maps; any key no read asked for is an error.
+  std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n,
+                                                                        const std::string& path) {
+    if (n.IsMap()) {
+      for (const auto& kv : n) {
+        const std::string key = kv.first.as<std::string>();
+        const auto it = m_impl->known.find(path);
+        const bool known = it != m_impl->known.end() && it->second.count(key);
+        if (!known) {
+          std::ostringstream os;
+          os << location(m_file, kv.first.Mark()) << ": unknown key '" << join(path, key) << "'";
+          if (it != m_impl->known.end() && !it->second.empty()) {
+            std::string best;
+            std::size_t best_d = 1000;
+            for (const auto& k : it->second) {
+              const std::size_t d = edit_distance(key, k);
+              if (d < best_d) best_d = d, best = k;
+            }
+            if (best_d <= std::max<std::size_t>(2, key.size() / 3))
+              os << "; did you mean '" << best << "'?";
+            else {
+              os << "; known keys here:";
+              for (const auto& k : it->second) os << " " << k;
+            }
+          } else if (it == m_impl->known.end()) {
+            os << "; '" << (path.empty() ? std::string("(top level)") : path)
+               << "' takes no further keys here";
+          }
+          CARDIO_FAIL(os.str());
+        }
+        walk(kv.second, join(path, key));
+      }
+    } else if (n.IsSequence()) {
+      for (std::size_t i = 0; i < n.size(); ++i)
+        walk(n[i], path + "[" + std::to_string(i) + "]");
+    }
+  };
+  walk(m_impl->root, "");
+}
+
+std::string Document::resolved_yaml() const {
+  // Rebuild a nested map from the dotted paths of the values read.
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& [path, value] : m_impl->resolved) {
+    std::vector<std::string> parts;
+    std::string cur;
+    for (char c : path) {
+      if (c == '.') {
+        parts.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    parts.push_back(cur);
+    std::vector<YAML::Node> chain{out};
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      const std::string& p = parts[i];
+      const auto lb = p.find('[');
+      if (lb != std::string::npos) {  // list item "key[i]"
+        const std::string key = p.substr(0, lb);
+        const std::size_t idx = std::stoul(p.substr(lb + 1));
+        YAML::Node seq = chain.back()[key];
+        if (!seq.IsSequence()) {
+          chain.back()[key] = YAML::Node(YAML::NodeType::Sequence);
+          seq = chain.back()[key];
+        }
+        while (seq.size() <= idx) seq.push_back(YAML::Node(YAML::NodeType::Map));
+        chain.push_back(seq[idx]);
+      } else {
+        YAML::Node next = chain.back()[p];
+        if (!next.IsMap()) {
+          chain.back()[p] = YAML::Node(YAML::NodeType::Map);
+          next = chain.back()[p];
+        }
+        chain.push_back(next);
+      }
+    }
+    chain.back()[parts.back()] = YAML::Load(value);
+  }
+  YAML::Emitter em;
+  em << out;
+  return std::string(em.c_str()) + "\n";
+}
+
+// ----------------------------------------------------------------------------- Node
+Node::Node(std::shared_ptr<Document> doc, const YAML::Node& yaml, std::string path)
+    : m_doc(std::move(doc)), m_yaml(std::make_shared<YAML::Node>(yaml)), m_path(std::move(path)) {}
+
+std::string Node::key_path(const std::string& key) const { return join(m_path, key); }
+
+std::string Node::where() const { return location(m_doc->m_file, m_yaml->Mark()); }
+
+std::string Node::where_of(const std::string& key) const {
+  if (m_yaml->IsMap()) {
+    for (const auto& kv : *m_yaml)
+      if (kv.first.as<std::string>() == key) return location(m_doc->m_file, kv.second.Mark());
+  }
+  return where();
+}
+
+void Node::fail(const std::string& key, const std::string& message) const {
+  CARDIO_FAIL(where_of(key) << ": " << (key.empty() ? m_path : key_path(key)) << ": " << message);
+}
+
+std::shared_ptr<YAML::Node> Node::lookup(const std::string& key) const {
+  m_doc->m_impl->known[m_path].insert(key);
+  if (!m_yaml->IsMap()) return nullptr;
+  const YAML::Node v = (*m_yaml)[key];
+  if (!v.IsDefined() || v.IsNull()) return nullptr;
+  return std::make_shared<YAML::Node>(v);
+}
+
+void Node::record(const std::string& key, const std::string& resolved) const {
+  m_doc->m_impl->resolved.emplace_back(key_path(key), resolved);
+}
+
+bool Node::has(const std::string& key) const { return lookup(key) != nullptr; }
+
+Node Node::child(const std::string& key) const {
+  auto v = lookup(key);
+  if (!v) fail(key, "required section is missing");
+  if (!v->IsMap()) fail(key, "expected a map of keys");
+  return Node(m_doc, *v, key_path(key));
+}
+
+Node Node::child_or_empty(const std::string& key) const {
+  auto v = lookup(key);
+  if (!v) return Node(m_doc, YAML::Node(YAML::NodeType::Map), key_path(key));
+  if (!v->IsMap()) fail(key, "expected a map of keys");
+  return Node(m_doc, *v, key_path(key));
+}
+
+std::vector<Node> Node::list(const std::string& key) const {
+  auto v = lookup(key);
+  std::vector<Node> out;
+  if (!v) return out;
+  if (!v->IsSequence()) fail(key, "expected a list");
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const YAML::Node item = (*v)[i];
+    const std::string p = key_path(key) + "[" + std::to_string(i) + "]";
+    if (!item.IsMap()) CARDIO_FAIL(location(m_doc->m_file, item.Mark()) << ": " << p << ": expected a map of keys");
+    out.push_back(Node(m_doc, item, p));
+  }
+  return out;
+}
+
+namespace {
+std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+double Node::quantity(const std::string& key, units::Dimension dim, std::optional<double> fallback,
+                      Range range) const {
+  auto v = lookup(key);
+  double value = 0.0;
+  if (!v) {
+    if (!fallback) fail(key, "required key is missing (expected a " + std::string(units::dimension_name(dim)) + " in " + std::string(units::internal_unit(dim)) + ")");
+    value = *fallback;
+  } else {
+    if (!v->IsScalar())
+      fail(key, "expected a " + std::string(units::dimension_name(dim)) + " such as '1 " +
+                    std::string(units::internal_unit(dim)) + "'");
+    std::string why;
+    const auto q = units::parse_quantity(v->Scalar(), dim, &why);
+    if (!q) fail(key, "expected a " + std::string(units::dimension_name(dim)) + " [" + std::string(units::internal_unit(dim)) + "], got '" + v->Scalar() + "': " + why);
+    value = *q;
+  }
+  if (!range.contains(value)) {
+    std::ostringstream os;
+    os << "value " << value << " " << units::internal_unit(dim) << " is out of range; expected "
+       << range.describe() << " " << units::internal_unit(dim);
+    fail(key, os.str());
+  }
+  const bool plain = dim == units::Dimension::dimensionless;
+  record(key, plain ? fmt(value) : fmt(value) + " " + std::string(units::internal_unit(dim)));
+  return value;
+}
+
+double Node::number(const std::string& key, std::optional<double> fallback, Range range) const {
+  return quantity(key, units::Dimension::dimensionless, fallback, range);
+}
+
+long Node::integer(const std::string& key, std::optional<long> fallback, long lo, long hi) const {
+  auto v = lookup(key);
+  long value = 0;
+  if (!v) {
+    if (!fallback) fail(key, "required key is missing (expected an integer)");
+    value = *fallback;
+  } else {
+    const std::string s = scalar_text(*v);
+    std::size_t used = 0;
+    try {
+      value = std::stol(s, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (s.empty() || used != s.size()) fail(key, "expected an integer, got '" + s + "'");
+  }
+  if (value < lo || value > hi)
+    fail(key, "value " + std::to_string(value) + " is out of range; expected an integer in [" +
+                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  record(key, std::to_string(value));
+  return value;
+}
+
+bool Node::boolean(const std::string& key, std::optional<bool> fallback) const {
+  auto v = lookup(key);
+  bool value = false;
+  if (!v) {
+    if (!fallback) fail(key, "required key is missing (expected true or false)");
+    value = *fallback;
+  } else {
+    const std::string s = scalar_text(*v);
+    if (s == "true" || s == "True" || s == "yes" || s == "on") value = true;
+    else if (s == "false" || s == "False" || s == "no" || s == "off") value = false;
+    else fail(key, "expected true or false, got '" + s + "'");
+  }
+  record(key, value ? "true" : "false");
+  return value;
+}
+
+std::string Node::choice(const std::string& key, const std::vector<std::string>& options,
+                         std::optional<std::string> fallback) const {
+  auto v = lookup(key);
+  std::string value;
+  if (!v) {
+    if (!fallback) {
+      std::string all;
+      for (const auto& o : options) all += (all.empty() ? "" : ", ") + o;
+      fail(key, "required key is missing (expected one of: " + all + ")");
+    }
+    value = *fallback;
+  } else {
+    value = scalar_text(*v);
+  }
+  if (std::find(options.begin(), options.end(), value) == options.end()) {
+    std::string all, best;
+    std::size_t best_d = 1000;
+    for (const auto& o : options) {
+      all += (all.empty() ? "" : ", ") + o;
+      const std::size_t d = edit_distance(value, o);
+      if (d < best_d) best_d = d, best = o;
+    }
+    std::string msg = "'" + value + "' is not one of: " + all;
+    if (best_d <= std::max<std::size_t>(2, value.size() / 3)) msg += "; did you mean '" + best + "'?";
+    fail(key, msg);
+  }
+  record(key, value);
+  return value;
+}
+
+std::string Node::text(const std::string& key, std::optional<std::string> fallback) const {
+  auto v = lookup(key);
+  std::string value;
+  if (!v) {
+    if (!fallback) fail(key, "required key is missing (expected a string)");
+    value = *fallback;
+  } else {
+    if (!v->IsScalar()) fail(key, "expected a string");
+    value = v->Scalar();
+  }
+  record(key, "\"" + value + "\"");
+  return value;
+}
+
+Eigen::Vector3d Node::vec3(const std::string& key, units::Dimension dim,
+                           std::optional<Eigen::Vector3d> fallback) const {
+  auto v = lookup(key);
+  Eigen::Vector3d out;
+  if (!v) {
+    if (!fallback) fail(key, "required key is missing (expected [x, y, z])");
+    out = *fallback;
+  } else {
+    if (!v->IsSequence() || v->size() != 3)
+      fail(key, "expected a list of 3 " + std::string(units::dimension_name(dim)) + " values [x, y, z]");
+    for (int i = 0; i < 3; ++i) {
+      std::string why;
+      const auto q = units::parse_quantity(scalar_text((*v)[i]), dim, &why);
+      if (!q) fail(key, "component " + std::to_string(i) + ": expected a " + std::string(units::dimension_name(dim)) + ", got '" + scalar_text((*v)[i]) + "': " + why);
+      out[i] = *q;
+    }
+  }
+  const std::string u = dim == units::Dimension::dimensionless ? "" : " " + std::string(units::internal_unit(dim));
+  if (u.empty())
+    record(key, "[" + fmt(out[0]) + ", " + fmt(out[1]) + ", " + fmt(out[2]) + "]");
+  else
+    record(key, "[\"" + fmt(out[0]) + u + "\", \"" + fmt(out[1]) + u + "\", \"" + fmt(out[2]) + u + "\"]");
+  return out;
+}
+
+Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i> fallback, long lo,
+                           long hi) const {
+  auto v = lookup(key);
+  Eigen::Vector3i out;
+  if (!v) {
+    if (!fallback) fail(key, "required key is missing (expected [i, j, k])");
+    out = *fallback;
+  } else {
+    if (!v->IsSequence() || v->size() != 3) fail(key, "expected a list of 3 integers [i, j, k]");
+    for (int i = 0; i < 3; ++i) {
+      const std::string s = scalar_text((*v)[i]);
+      std::size_t used = 0;
+      long x = 0;
+      try {
+        x = std::stol(s, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (s.empty() || used != s.size()) fail(key, "component " + std::to_string(i) + ": expected an integer, got '" + s + "'");
+      out[i] = static_cast<int>(x);
+    }
+  }
+  for (int i = 0; i < 3; ++i)
+    if (out[i] < lo || out[i] > hi)
+      fail(key, "component " + std::to_string(i) + " = " + std::to_string(out[i]) +
+                    " is out of range; expected [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  record(key, "[" + std::to_string(out[0]) + ", " + std::to_string(out[1]) + ", " + std::to_string(out[2]) + "]");
+  return out;
+}
+
+}  // namespace cardio::config

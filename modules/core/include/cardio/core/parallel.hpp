@@ -1,0 +1,102 @@
+#pragma once
+/// @file parallel.hpp
+/// The project's only OpenMP entry points (STYLE.md 10). Every loop writes disjoint outputs,
+/// and every reduction is summed over fixed-size chunks in a fixed order, so results are
+/// bit-identical whatever the thread count.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#ifdef CARDIO_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+namespace cardio {
+
+/// Number of threads parallel loops will use.
+inline int thread_count() {
+#ifdef CARDIO_HAVE_OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// Set the thread count for subsequent parallel loops (n >= 1).
+inline void set_thread_count(int n) {
+#ifdef CARDIO_HAVE_OPENMP
+  omp_set_num_threads(std::max(1, n));
+#else
+  (void)n;
+#endif
+}
+
+/// body(i) for i in [0, n). The body must only write data owned by index i.
+template <class Body>
+void parallel_for(std::int64_t n, Body&& body) {
+#ifdef CARDIO_HAVE_OPENMP
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) body(i);
+#else
+  for (std::int64_t i = 0; i < n; ++i) body(i);
+#endif
+}
+
+/// Chunk size of deterministic reductions; fixed so the summation tree never changes.
+inline constexpr std::int64_t kReduceChunk = 4096;
+
+/// Sum of term(i) over [0, n), bit-identical for any thread count: each fixed chunk is summed
+/// sequentially, then the chunk sums are added in chunk order.
+template <class Term>
+double deterministic_sum(std::int64_t n, Term&& term) {
+  const std::int64_t n_chunks = (n + kReduceChunk - 1) / kReduceChunk;
+  std::vector<double> partial(static_cast<std::size_t>(n_chunks), 0.0);
+  parallel_for(n_chunks, [&](std::int64_t c) {
+    const std::int64_t end = std::min(n, (c + 1) * kReduceChunk);
+    double s = 0.0;
+    for (std::int64_t i = c * kReduceChunk; i < end; ++i) s += term(i);
+    partial[static_cast<std::size_t>(c)] = s;
+  });
+  double total = 0.0;
+  for (double s : partial) total += s;
+  return total;
+}
+
+/// Maximum of value(i) over [0, n) (max is order-independent, chunked for parallelism).
+template <class Value>
+double parallel_max(std::int64_t n, Value&& value) {
+  const std::int64_t n_chunks = (n + kReduceChunk - 1) / kReduceChunk;
+  std::vector<double> partial(static_cast<std::size_t>(n_chunks),
+                              -std::numeric_limits<double>::infinity());
+  parallel_for(n_chunks, [&](std::int64_t c) {
+    const std::int64_t end = std::min(n, (c + 1) * kReduceChunk);
+    double m = -std::numeric_limits<double>::infinity();
+    for (std::int64_t i = c * kReduceChunk; i < end; ++i) m = std::max(m, value(i));
+    partial[static_cast<std::size_t>(c)] = m;
+  });
+  double m = -std::numeric_limits<double>::infinity();
+  for (double v : partial) m = std::max(m, v);
+  return m;
+}
+
+/// Smallest i in [0, n) with pred(i) true, or -1. Deterministic for any thread count.
+template <class Pred>
+std::int64_t parallel_first(std::int64_t n, Pred&& pred) {
+  const std::int64_t n_chunks = (n + kReduceChunk - 1) / kReduceChunk;
+  std::vector<std::int64_t> partial(static_cast<std::size_t>(n_chunks), -1);
+  parallel_for(n_chunks, [&](std::int64_t c) {
+    const std::int64_t end = std::min(n, (c + 1) * kReduceChunk);
+    for (std::int64_t i = c * kReduceChunk; i < end; ++i) {
+      if (pred(i)) {
+        partial[static_cast<std::size_t>(c)] = i;
+        break;
+      }
+    }
+  });
+  for (std::int64_t i : partial)
+    if (i >= 0) return i;
+  return -1;
+}
+
+}  // namespace cardio

@@ -1,0 +1,112 @@
+#include "cardio/core/units.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <numbers>
+
+namespace cardio::units {
+namespace {
+
+struct UnitDef {
+  std::string_view name;
+  Dimension dim;
+  double factor;  // value in internal units of 1 of this unit
+};
+
+// Factors to mm, ms, kPa, mg, mN.
+constexpr std::array<UnitDef, 33> kUnits{{
+    {"mm", Dimension::length, 1.0},          {"cm", Dimension::length, 10.0},
+    {"m", Dimension::length, 1000.0},        {"um", Dimension::length, 1e-3},
+    {"ms", Dimension::time, 1.0},            {"s", Dimension::time, 1000.0},
+    {"us", Dimension::time, 1e-3},           {"kPa", Dimension::pressure, 1.0},
+    {"Pa", Dimension::pressure, 1e-3},       {"MPa", Dimension::pressure, 1e3},
+    {"mmHg", Dimension::pressure, kMmHgInKPa},
+    {"mg/mm^3", Dimension::density, 1.0},    {"g/cm^3", Dimension::density, 1.0},
+    {"g/mL", Dimension::density, 1.0},       {"kg/m^3", Dimension::density, 1e-3},
+    {"mm/ms^2", Dimension::acceleration, 1.0}, {"m/s^2", Dimension::acceleration, 1e-3},
+    {"g0", Dimension::acceleration, kStandardGravity},
+    {"mN", Dimension::force, 1.0},           {"N", Dimension::force, 1e3},
+    {"uN", Dimension::force, 1e-3},          {"mg", Dimension::mass, 1.0},
+    {"g", Dimension::mass, 1e3},             {"kg", Dimension::mass, 1e6},
+    {"rad", Dimension::angle, 1.0},          {"deg", Dimension::angle, std::numbers::pi / 180.0},
+    {"mm^3", Dimension::volume, 1.0},        {"mL", Dimension::volume, 1e3},
+    {"uL", Dimension::volume, 1.0},          {"L", Dimension::volume, 1e6},
+    {"cm^3", Dimension::volume, 1e3},        {"1", Dimension::dimensionless, 1.0},
+    {"%", Dimension::dimensionless, 1e-2},
+}};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string_view internal_unit(Dimension d) {
+  switch (d) {
+    case Dimension::length: return "mm";
+    case Dimension::time: return "ms";
+    case Dimension::pressure: return "kPa";
+    case Dimension::density: return "mg/mm^3";
+    case Dimension::acceleration: return "mm/ms^2";
+    case Dimension::force: return "mN";
+    case Dimension::mass: return "mg";
+    case Dimension::angle: return "rad";
+    case Dimension::volume: return "mm^3";
+    case Dimension::dimensionless: return "1";
+  }
+  return "?";
+}
+
+std::string_view dimension_name(Dimension d) {
+  switch (d) {
+    case Dimension::length: return "length";
+    case Dimension::time: return "time";
+    case Dimension::pressure: return "pressure";
+    case Dimension::density: return "density";
+    case Dimension::acceleration: return "acceleration";
+    case Dimension::force: return "force";
+    case Dimension::mass: return "mass";
+    case Dimension::angle: return "angle";
+    case Dimension::volume: return "volume";
+    case Dimension::dimensionless: return "dimensionless";
+  }
+  return "?";
+}
+
+std::optional<double> parse_quantity(std::string_view text, Dimension d, std::string* why) {
+  const std::string_view s = trim(text);
+  // std::from_chars for double is locale-independent and strict.
+  double value = 0.0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr == s.data()) {
+    if (why) *why = "not a number";
+    return std::nullopt;
+  }
+  if (!std::isfinite(value)) {
+    if (why) *why = "not a finite number";
+    return std::nullopt;
+  }
+  const std::string_view unit = trim(std::string_view(ptr, s.data() + s.size() - ptr));
+  if (unit.empty()) return value;
+  for (const UnitDef& u : kUnits) {
+    if (u.name != unit) continue;
+    if (u.dim != d) {
+      if (why)
+        *why = "unit '" + std::string(unit) + "' is a " + std::string(dimension_name(u.dim)) +
+               ", expected a " + std::string(dimension_name(d)) + " (e.g. " +
+               std::string(internal_unit(d)) + ")";
+      return std::nullopt;
+    }
+    return value * u.factor;
+  }
+  if (why)
+    *why = "unknown unit '" + std::string(unit) + "' (expected a " +
+           std::string(dimension_name(d)) + " such as " + std::string(internal_unit(d)) + ")";
+  return std::nullopt;
+}
+
+}  // namespace cardio::units

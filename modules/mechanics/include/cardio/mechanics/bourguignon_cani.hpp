@@ -1,0 +1,93 @@
+#pragma once
+/// @file bourguignon_cani.hpp
+/// The anisotropic hexahedron of Bourguignon & Cani (2000), section 4: forces act along three
+/// axes of interest (f, s, n) through the rest barycentre, between the points where each axis
+/// meets the element boundary. Each point P is stored by its face and bilinear coordinates
+///   x_P = zeta eta x_A + (1-zeta) eta x_B + (1-zeta)(1-eta) x_C + zeta (1-eta) x_D
+/// computed once at rest; a force on P is split onto A..D with the same weights.
+/// Terms (docs/calibration.md): axial damped springs (sec. 2.2), angular springs (sec. 2.2,
+/// used as the exact gradient of K/2 (cos - c)^2), a J = det F volume term, the paper's
+/// damped radial volume springs (sec. 4.1) and a rotation-invariant hourglass control.
+#include <Eigen/Core>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "cardio/mechanics/internal_forces.hpp"
+#include "cardio/mechanics/material.hpp"
+#include "cardio/mechanics/mesh.hpp"
+
+namespace cardio::mechanics {
+
+/// Where an axis meets the element boundary: a face (kHexFaces index) and bilinear coords
+/// with respect to that face's nodes A, B, C, D = kHexFaces[face][0..3].
+struct AxisEndpoint {
+  int face = 0;
+  double zeta = 0.5, eta = 0.5;
+  /// Bilinear weights of A, B, C, D (Bourguignon & Cani 2000, sec. 4).
+  std::array<double, 4> weights() const {
+    return {zeta * eta, (1 - zeta) * eta, (1 - zeta) * (1 - eta), zeta * (1 - eta)};
+  }
+};
+
+/// Rest geometry of one element: the two endpoints of each axis, axis a running from
+/// ends[2a+1] (the - side) to ends[2a] (the + side).
+struct BCRestGeometry {
+  std::array<AxisEndpoint, 6> ends;
+  Eigen::Matrix3d L;  ///< rest axis vectors l_a = x_{P+} - x_{P-} as columns [mm]
+};
+
+/// Intersect the axes (columns of `frame`, through the barycentre of X) with the faces of the
+/// hexahedron X (8 rest nodes, VTK order). Throws if an axis misses the boundary (bad element).
+BCRestGeometry bc_rest_geometry(const std::array<Eigen::Vector3d, 8>& X, const Eigen::Matrix3d& frame);
+
+/// Per-element constants the kernel needs, derived from the rest geometry.
+struct BCElementData {
+  std::array<std::uint8_t, 6> face{};
+  std::array<double, 12> zeta_eta{};  ///< (zeta, eta) of the 6 endpoints
+  Eigen::Matrix3d L_inv;             ///< inverse rest axis matrix: F = [l_f l_s l_n] L^-1
+  std::array<double, 3> rest_length{};  ///< r_a = |L_a| [mm]
+  std::array<double, 3> rest_cos{};     ///< cosines of rest angles (f,s), (f,n), (s,n)
+  double volume = 0;                    ///< rest volume V0 [mm^3]
+};
+BCElementData bc_element_data(const std::array<Eigen::Vector3d, 8>& X, const Eigen::Matrix3d& frame);
+
+/// One element: adds its nodal forces to f[0..7] and returns its elastic energy [mN mm].
+/// x, v: current nodes; X: rest nodes. Pure function (no allocation, no global state).
+double bc_element_forces(const BCElementData& e, const BCModuli& m,
+                         const std::array<Eigen::Vector3d, 8>& x,
+                         const std::array<Eigen::Vector3d, 8>* v,
+                         const std::array<Eigen::Vector3d, 8>& X,
+                         std::array<Eigen::Vector3d, 8>* f);
+
+/// Deformation gradient of the element from its axes: F = [l_f l_s l_n] L^-1. Exact for any
+/// affine deformation, since the intersection points are bilinear in the nodes.
+Eigen::Matrix3d bc_deformation_gradient(const BCElementData& e, const std::array<Eigen::Vector3d, 8>& x);
+
+/// The whole mesh of Bourguignon-Cani elements.
+class BourguignonCaniForces final : public InternalForces {
+ public:
+  /// materials[k] are the moduli of material index k of the mesh. The mesh is copied in part
+  /// (connectivity, rest positions); it need not outlive this object.
+  BourguignonCaniForces(const HexMesh& mesh, std::vector<BCModuli> materials);
+
+  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const override;
+  double energy(const Eigen::Matrix3Xd& x) const override;
+  bool conservative() const override { return true; }
+  double max_damping_time() const override;
+  std::string_view name() const override { return "bourguignon_cani"; }
+
+  const std::vector<BCElementData>& elements() const { return m_data; }
+  /// Bytes held per element by this object (for the benchmark's memory table).
+  std::size_t bytes() const;
+
+ private:
+  std::vector<Hex> m_hexes;
+  Eigen::Matrix3Xd m_rest;
+  std::vector<BCElementData> m_data;
+  std::vector<std::uint16_t> m_material;
+  std::vector<BCModuli> m_moduli;
+  std::vector<std::vector<std::int32_t>> m_colours;
+};
+
+}  // namespace cardio::mechanics

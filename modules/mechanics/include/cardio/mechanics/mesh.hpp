@@ -1,0 +1,65 @@
+#pragma once
+/// @file mesh.hpp
+/// Hexahedral mesh with per-element material frames. Node coordinates are a 3 x n_nodes
+/// matrix (each node's xyz contiguous, for the 8-node gathers of the element kernels).
+/// Element connectivity follows VTK_HEXAHEDRON order:
+///   0 (0,0,0)  1 (1,0,0)  2 (1,1,0)  3 (0,1,0)  4 (0,0,1)  5 (1,0,1)  6 (1,1,1)  7 (0,1,1)
+/// in the element's local (i,j,k) lattice directions.
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace cardio::mechanics {
+
+using Hex = std::array<std::int32_t, 8>;
+
+/// Local node indices of the 6 faces of a VTK hexahedron, ordered so that the face normal
+/// (right-hand rule) points out of the element. Face 2a is the -a side, 2a+1 the +a side.
+inline constexpr std::array<std::array<int, 4>, 6> kHexFaces{{
+    {0, 4, 7, 3},  // -x
+    {1, 2, 6, 5},  // +x
+    {0, 1, 5, 4},  // -y
+    {3, 7, 6, 2},  // +y
+    {0, 3, 2, 1},  // -z
+    {4, 5, 6, 7},  // +z
+}};
+
+/// A hexahedral mesh in physical space [mm] with an orthonormal frame per element.
+struct HexMesh {
+  Eigen::Matrix3Xd rest;          ///< rest node positions [mm], 3 x n_nodes
+  std::vector<Hex> hexes;         ///< connectivity, VTK order
+  Eigen::Matrix3Xd fibre;         ///< per-element unit fibre direction f, 3 x n_elements
+  Eigen::Matrix3Xd sheet;         ///< per-element unit sheet direction s (orthogonal to f)
+  std::vector<std::uint16_t> material;  ///< per-element index into the material list
+
+  std::int64_t n_nodes() const { return rest.cols(); }
+  std::int64_t n_elements() const { return static_cast<std::int64_t>(hexes.size()); }
+  /// Normal direction n = f x s of element e (right-handed frame).
+  Eigen::Vector3d normal(std::int64_t e) const { return fibre.col(e).cross(sheet.col(e)); }
+};
+
+/// A boundary quadrilateral: 4 node ids ordered with the outward normal by the right-hand rule.
+using Quad = std::array<std::int32_t, 4>;
+
+/// All faces that belong to exactly one element (the mesh boundary), outward oriented,
+/// in a deterministic order (by element, then local face).
+std::vector<Quad> boundary_faces(const HexMesh& mesh);
+
+/// Rest volume of every element [mm^3] (exact trilinear hexahedron volume).
+Eigen::VectorXd element_volumes(const HexMesh& mesh, const Eigen::Matrix3Xd& x);
+
+/// Volume enclosed by a closed, outward-oriented quad surface at positions x [mm^3]
+/// (divergence theorem with each bilinear quad split along both diagonals).
+double enclosed_volume(const std::vector<Quad>& surface, const Eigen::Matrix3Xd& x);
+
+/// Partition of the elements into colours such that no two elements of a colour share a node
+/// (greedy, deterministic; 8 colours on a voxel grid). Forces are scattered colour by colour,
+/// which makes parallel assembly race-free and bit-identical for any thread count.
+std::vector<std::vector<std::int32_t>> colour_elements(const HexMesh& mesh);
+
+/// Lumped nodal masses [mg]: each element's mass density * volume split equally on its nodes.
+Eigen::VectorXd lumped_masses(const HexMesh& mesh, const std::vector<double>& density_per_material);
+
+}  // namespace cardio::mechanics

@@ -1,0 +1,91 @@
+#pragma once
+/// @file system.hpp
+/// Node state, loads, constraints, and the mass-spring system that sums them. The force model
+/// is kept apart from the integrators (STYLE.md 8): integrators see only forces and a projection.
+#include <Eigen/Core>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cardio/mechanics/internal_forces.hpp"
+#include "cardio/mechanics/mesh.hpp"
+
+namespace cardio::mechanics {
+
+/// Struct-of-arrays node state. Vector fields are 3 x n_nodes (a node's xyz contiguous).
+struct NodeState {
+  Eigen::Matrix3Xd x;     ///< positions [mm]
+  Eigen::Matrix3Xd v;     ///< velocities [mm/ms]
+  Eigen::Matrix3Xd f;     ///< total forces [mN] at (x, v)
+  Eigen::VectorXd mass;   ///< lumped masses [mg]
+};
+
+/// Follower pressure on a set of boundary quads: force -p n dA (p > 0 pushes into the body),
+/// integrated exactly on the bilinear quad (2x2 Gauss) in the current configuration.
+struct PressureLoad {
+  std::vector<Quad> faces;
+  double pressure = 0;  ///< [kPa] at load factor 1
+};
+
+/// The same force added to each node of a set.
+struct NodalLoad {
+  std::vector<std::int32_t> nodes;
+  Eigen::Vector3d force = Eigen::Vector3d::Zero();  ///< per node [mN] at load factor 1
+};
+
+/// Loads, all scaled by the load factor s in [0, 1] (a ramp in time, or a load step).
+struct Loads {
+  Eigen::Vector3d gravity = Eigen::Vector3d::Zero();  ///< [mm/ms^2]
+  std::vector<NodalLoad> nodal;
+  std::vector<PressureLoad> pressures;
+};
+
+/// Prescribed displacement of some components of a set of nodes (Promayon et al. 1996:
+/// positions projected onto the constraint after each step). The displacement is the affine
+/// field u(X) = s (M X + b) of the rest position X, s the load factor: fixed nodes have M = 0,
+/// b = 0; a moving face has b != 0; a sheared boundary has M != 0.
+struct DofConstraint {
+  std::vector<std::int32_t> nodes;
+  std::uint8_t mask = 0b111;  ///< bit i set: component i is prescribed
+  Eigen::Matrix3d M = Eigen::Matrix3d::Zero();
+  Eigen::Vector3d b = Eigen::Vector3d::Zero();
+};
+
+/// Internal forces + loads + constraints + masses.
+class MassSpringSystem {
+ public:
+  MassSpringSystem(const HexMesh& mesh, std::unique_ptr<InternalForces> internal, Eigen::VectorXd mass);
+
+  Loads loads;
+  std::vector<DofConstraint> constraints;
+
+  const InternalForces& internal() const { return *m_internal; }
+  const Eigen::Matrix3Xd& rest() const { return m_rest; }
+  const Eigen::VectorXd& mass() const { return m_mass; }
+  std::int64_t n_nodes() const { return m_rest.cols(); }
+  /// Smallest element edge length at rest [mm] (instability detection scale).
+  double min_edge() const { return m_min_edge; }
+
+  /// A state at rest (x = rest, v = 0) with forces evaluated at load factor s.
+  NodeState rest_state(double s = 0.0) const;
+
+  /// f = internal(x, v) + loads at factor s.
+  void forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double s, Eigen::Matrix3Xd& f) const;
+  /// External loads only at factor s (added into f).
+  void add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Matrix3Xd& f) const;
+  /// Project onto the constraints: prescribed positions at factor s, velocities at rate s_dot.
+  void project(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double s, double s_dot) const;
+  /// 3 x n mask, 1 where the component is free (not prescribed).
+  const Eigen::Matrix3Xd& free_mask() const { return m_free; }
+  /// Rebuild the free mask after editing `constraints`.
+  void update_constraint_mask();
+
+ private:
+  std::unique_ptr<InternalForces> m_internal;
+  Eigen::Matrix3Xd m_rest;
+  Eigen::VectorXd m_mass;
+  Eigen::Matrix3Xd m_free;
+  double m_min_edge = 0;
+};
+
+}  // namespace cardio::mechanics

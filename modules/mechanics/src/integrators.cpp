@@ -1,0 +1,164 @@
+#include "cardio/mechanics/integrators.hpp"
+
+#include <cmath>
+#include <random>
+
+#include "cardio/core/error.hpp"
+#include "cardio/core/parallel.hpp"
+
+namespace cardio::mechanics {
+
+void step(Scheme scheme, NodeState& s, double t, double dt, const ForceFn& forces, const ProjectFn& project) {
+  const std::int64_t n = s.x.cols();
+  if (scheme == Scheme::verlet) {
+    // Velocity Verlet (Stoermer): half kick, drift, project, force, half kick.
+    parallel_for(n, [&](std::int64_t i) {
+      s.v.col(i) += (0.5 * dt / s.mass[i]) * s.f.col(i);
+      s.x.col(i) += dt * s.v.col(i);
+    });
+    if (project) project(s.x, s.v, t + dt);
+    forces(s.x, s.v, t + dt, s.f);
+    parallel_for(n, [&](std::int64_t i) { s.v.col(i) += (0.5 * dt / s.mass[i]) * s.f.col(i); });
+    if (project) project(s.x, s.v, t + dt);
+  } else {
+    // Semi-implicit (symplectic) Euler: v from the forces at t, then x from the new v.
+    forces(s.x, s.v, t, s.f);
+    parallel_for(n, [&](std::int64_t i) {
+      s.v.col(i) += (dt / s.mass[i]) * s.f.col(i);
+      s.x.col(i) += dt * s.v.col(i);
+    });
+    if (project) project(s.x, s.v, t + dt);
+  }
+}
+
+double kinetic_energy(const NodeState& s) {
+  return 0.5 * deterministic_sum(s.x.cols(), [&](std::int64_t i) { return s.mass[i] * s.v.col(i).squaredNorm(); });
+}
+
+double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations) {
+  const std::int64_t n = x.cols();
+  const Eigen::Matrix3Xd& free = sys.free_mask();
+  const Eigen::VectorXd& m = sys.mass();
+  std::mt19937_64 rng(12345);  // fixed seed: the estimate is deterministic
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  Eigen::Matrix3Xd u(3, n), fp(3, n), fm(3, n), y(3, n), xp(3, n);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d) u(d, i) = uni(rng) * free(d, i);
+  const Eigen::Matrix3Xd none;
+  auto mass_norm2 = [&](const Eigen::Matrix3Xd& a) {
+    return deterministic_sum(n, [&](std::int64_t i) { return m[i] * a.col(i).squaredNorm(); });
+  };
+  double lambda = 0;
+  for (int it = 0; it < iterations; ++it) {
+    const double un = std::sqrt(mass_norm2(u));
+    if (!(un > 0)) return 0;
+    u /= un;
+    const double umax = u.cwiseAbs().maxCoeff();
+    const double eps = 1e-7 * sys.min_edge() / umax;
+    xp = x + eps * u;
+    fp.setZero(3, n);
+    sys.internal().add_forces(xp, none, fp);
+    xp = x - eps * u;
+    fm.setZero(3, n);
+    sys.internal().add_forces(xp, none, fm);
+    // y = M^-1 K u with K u = -(f(x + eps u) - f(x - eps u)) / (2 eps), restricted to free DOFs.
+    parallel_for(n, [&](std::int64_t i) {
+      y.col(i) = (-(fp.col(i) - fm.col(i)) / (2 * eps) / m[i]).cwiseProduct(free.col(i));
+    });
+    // Rayleigh quotient in the mass inner product: u^T M y / u^T M u (u is M-normalised).
+    lambda = deterministic_sum(n, [&](std::int64_t i) { return m[i] * u.col(i).dot(y.col(i)); });
+    u = y;
+  }
+  return std::sqrt(std::max(0.0, lambda));
+}
+
+double stable_time_step(double w, double tau) {
+  CARDIO_CHECK(w > 0 && std::isfinite(w), "cannot estimate a stable time step (max frequency " << w << ")");
+  const double z = 0.5 * w * tau;
+  return 2.0 / w * (std::sqrt(1 + z * z) - z);
+}
+
+void check_state(const MassSpringSystem& sys, const HexMesh& mesh, const NodeState& s, double dt, long step_index,
+                 double t) {
+  const double max_move = 0.5 * sys.min_edge();
+  const std::int64_t bad = parallel_first(s.x.cols(), [&](std::int64_t i) {
+    return !s.x.col(i).allFinite() || !s.v.col(i).allFinite() || s.v.col(i).norm() * dt > max_move;
+  });
+  if (bad < 0) return;
+  std::int64_t element = -1;
+  for (std::size_t e = 0; e < mesh.hexes.size() && element < 0; ++e)
+    for (std::int32_t nd : mesh.hexes[e])
+      if (nd == bad) element = static_cast<std::int64_t>(e);
+  const bool finite = s.x.col(bad).allFinite() && s.v.col(bad).allFinite();
+  CARDIO_FAIL("simulation became unstable at step " << step_index << " (t = " << t << " ms): node " << bad
+              << " (in element " << element << ") "
+              << (finite ? "moved farther than half an element in one step (|v| dt = " +
+                               std::to_string(s.v.col(bad).norm() * dt) + " mm); the time step is too large or "
+                               "the material too stiff for it"
+                         : std::string("has a non-finite position or velocity (NaN/inf)")));
+}
+
+QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh& mesh, NodeState& s,
+                                     const QuasiStaticOptions& o) {
+  CARDIO_CHECK(o.dt > 0, "quasi-static solver needs a positive pseudo time step");
+  CARDIO_CHECK(o.load_steps >= 1, "quasi-static solver needs at least one load step");
+  QuasiStaticResult res;
+  const std::int64_t n = s.x.cols();
+  const Eigen::Matrix3Xd& free = sys.free_mask();
+  Eigen::Matrix3Xd fext(3, n);
+  for (int k = 1; k <= o.load_steps; ++k) {
+    const double lf = static_cast<double>(k) / o.load_steps;
+    s.v.setZero();
+    sys.project(s.x, s.v, lf, 0.0);
+    auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) {
+      sys.forces(x, v, lf, f);
+    };
+    auto project = [&](Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double) { sys.project(x, v, lf, 0.0); };
+    forces(s.x, s.v, 0, s.f);
+    double ke_prev = 0;
+    bool converged = false;
+    for (long it = 1; it <= o.max_iterations; ++it) {
+      step(Scheme::verlet, s, 0.0, o.dt, forces, project);
+      ++res.iterations;
+      const double ke = kinetic_energy(s);
+      if (ke < ke_prev) {
+        // Kinetic damping: the kinetic energy has peaked. Step back to the estimated peak
+        // (x -= 1.5 dt v - dt^2/2 M^-1 f, as in Topping & Khan's kinetic DR) and restart from
+        // rest. Without the step back, modes near the stability limit re-trigger the reset
+        // every few steps and the slow modes stall.
+        parallel_for(n, [&](std::int64_t i) {
+          s.x.col(i) -= (1.5 * o.dt * s.v.col(i) - (0.5 * o.dt * o.dt / s.mass[i]) * s.f.col(i)).cwiseProduct(free.col(i));
+        });
+        s.v.setZero();
+        forces(s.x, s.v, 0, s.f);
+        ke_prev = 0;
+      } else {
+        ke_prev = ke;
+      }
+      if (it % o.check_every != 0) continue;
+      check_state(sys, mesh, s, o.dt, res.iterations, 0.0);
+      fext.setZero(3, n);
+      sys.add_loads(s.x, lf, fext);
+      const double r_free = parallel_max(n, [&](std::int64_t i) { return s.f.col(i).cwiseProduct(free.col(i)).cwiseAbs().maxCoeff(); });
+      const double r_fixed = parallel_max(n, [&](std::int64_t i) {
+        return s.f.col(i).cwiseProduct(Eigen::Vector3d::Ones() - free.col(i)).cwiseAbs().maxCoeff();
+      });
+      const double scale = std::max({fext.cwiseAbs().maxCoeff(), r_fixed, 1e-300});
+      res.residual = r_free / scale;
+      res.force_scale = scale;
+      if (res.residual <= o.residual_tol) {
+        converged = true;
+        break;
+      }
+    }
+    if (!converged) {
+      res.converged = false;
+      return res;
+    }
+  }
+  s.v.setZero();
+  res.converged = true;
+  return res;
+}
+
+}  // namespace cardio::mechanics

@@ -1,0 +1,93 @@
+#include "cardio/mechanics/mesh.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "cardio/core/error.hpp"
+#include "cardio/core/parallel.hpp"
+
+namespace cardio::mechanics {
+
+std::vector<Quad> boundary_faces(const HexMesh& mesh) {
+  // Count each face by its sorted node ids; keep those seen once, in element order.
+  std::map<std::array<std::int32_t, 4>, int> count;
+  for (const Hex& h : mesh.hexes)
+    for (const auto& lf : kHexFaces) {
+      std::array<std::int32_t, 4> key{h[lf[0]], h[lf[1]], h[lf[2]], h[lf[3]]};
+      std::sort(key.begin(), key.end());
+      ++count[key];
+    }
+  std::vector<Quad> out;
+  for (const Hex& h : mesh.hexes)
+    for (const auto& lf : kHexFaces) {
+      Quad q{h[lf[0]], h[lf[1]], h[lf[2]], h[lf[3]]};
+      std::array<std::int32_t, 4> key = q;
+      std::sort(key.begin(), key.end());
+      if (count[key] == 1) out.push_back(q);
+    }
+  return out;
+}
+
+namespace {
+// Signed volume of the tetrahedron (0, a, b, c) times 6.
+double triple(const Eigen::Vector3d& a, const Eigen::Vector3d& b, const Eigen::Vector3d& c) {
+  return a.dot(b.cross(c));
+}
+}  // namespace
+
+double enclosed_volume(const std::vector<Quad>& surface, const Eigen::Matrix3Xd& x) {
+  // Each quad is split along both diagonals and averaged, which is exact for planar quads and
+  // independent of the node ordering start for warped ones.
+  double six_v = 0.0;
+  for (const Quad& q : surface) {
+    const Eigen::Vector3d a = x.col(q[0]), b = x.col(q[1]), c = x.col(q[2]), d = x.col(q[3]);
+    six_v += 0.5 * (triple(a, b, c) + triple(a, c, d) + triple(a, b, d) + triple(b, c, d));
+  }
+  return six_v / 6.0;
+}
+
+Eigen::VectorXd element_volumes(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
+  Eigen::VectorXd vol(mesh.n_elements());
+  parallel_for(mesh.n_elements(), [&](std::int64_t e) {
+    const Hex& h = mesh.hexes[static_cast<std::size_t>(e)];
+    double six_v = 0.0;
+    for (const auto& lf : kHexFaces) {
+      const Eigen::Vector3d a = x.col(h[lf[0]]), b = x.col(h[lf[1]]), c = x.col(h[lf[2]]), d = x.col(h[lf[3]]);
+      six_v += 0.5 * (triple(a, b, c) + triple(a, c, d) + triple(a, b, d) + triple(b, c, d));
+    }
+    vol[e] = six_v / 6.0;
+  });
+  return vol;
+}
+
+std::vector<std::vector<std::int32_t>> colour_elements(const HexMesh& mesh) {
+  // Greedy colouring in element order; node_colours[n] holds a bit per colour already touching n.
+  std::vector<std::uint64_t> node_colours(static_cast<std::size_t>(mesh.n_nodes()), 0);
+  std::vector<std::vector<std::int32_t>> colours;
+  for (std::int32_t e = 0; e < static_cast<std::int32_t>(mesh.hexes.size()); ++e) {
+    std::uint64_t used = 0;
+    for (std::int32_t n : mesh.hexes[e]) used |= node_colours[n];
+    int c = 0;
+    while (c < 64 && (used >> c & 1u)) ++c;
+    CARDIO_CHECK(c < 64, "element " << e << " needs more than 64 colours");
+    if (c >= static_cast<int>(colours.size())) colours.resize(c + 1);
+    colours[c].push_back(e);
+    for (std::int32_t n : mesh.hexes[e]) node_colours[n] |= std::uint64_t{1} << c;
+  }
+  return colours;
+}
+
+Eigen::VectorXd lumped_masses(const HexMesh& mesh, const std::vector<double>& density) {
+  const Eigen::VectorXd vol = element_volumes(mesh, mesh.rest);
+  Eigen::VectorXd m = Eigen::VectorXd::Zero(mesh.n_nodes());
+  // Serial: element order fixes the summation order.
+  for (std::int64_t e = 0; e < mesh.n_elements(); ++e) {
+    const std::size_t mat = mesh.material[static_cast<std::size_t>(e)];
+    CARDIO_CHECK(mat < density.size(), "element " << e << " has material " << mat << " without a density");
+    const double share = density[mat] * vol[e] / 8.0;
+    for (std::int32_t n : mesh.hexes[static_cast<std::size_t>(e)]) m[n] += share;
+  }
+  return m;
+}
+
+}  // namespace cardio::mechanics

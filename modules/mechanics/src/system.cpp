@@ -1,0 +1,95 @@
+#include "cardio/mechanics/system.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "cardio/core/error.hpp"
+#include "cardio/core/parallel.hpp"
+
+namespace cardio::mechanics {
+
+MassSpringSystem::MassSpringSystem(const HexMesh& mesh, std::unique_ptr<InternalForces> internal, Eigen::VectorXd mass)
+    : m_internal(std::move(internal)), m_rest(mesh.rest), m_mass(std::move(mass)) {
+  CARDIO_CHECK(m_mass.size() == m_rest.cols(), "mass vector has " << m_mass.size() << " entries for "
+                                                                   << m_rest.cols() << " nodes");
+  for (Eigen::Index i = 0; i < m_mass.size(); ++i)
+    CARDIO_CHECK(m_mass[i] > 0 && std::isfinite(m_mass[i]), "node " << i << " has mass " << m_mass[i]
+                                                                     << " mg (every node needs a positive mass)");
+  m_min_edge = std::numeric_limits<double>::infinity();
+  constexpr int edges[12][2] = {{0, 1}, {3, 2}, {4, 5}, {7, 6}, {0, 3}, {1, 2}, {4, 7}, {5, 6}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  for (const Hex& h : mesh.hexes)
+    for (const auto& e : edges) m_min_edge = std::min(m_min_edge, (m_rest.col(h[e[0]]) - m_rest.col(h[e[1]])).norm());
+  update_constraint_mask();
+}
+
+void MassSpringSystem::update_constraint_mask() {
+  m_free = Eigen::Matrix3Xd::Ones(3, m_rest.cols());
+  for (const DofConstraint& c : constraints)
+    for (std::int32_t n : c.nodes) {
+      CARDIO_CHECK(n >= 0 && n < m_rest.cols(), "constraint names node " << n << " outside the mesh");
+      for (int i = 0; i < 3; ++i)
+        if (c.mask >> i & 1u) m_free(i, n) = 0;
+    }
+}
+
+NodeState MassSpringSystem::rest_state(double s) const {
+  NodeState st;
+  st.x = m_rest;
+  st.v = Eigen::Matrix3Xd::Zero(3, m_rest.cols());
+  st.f.resize(3, m_rest.cols());
+  st.mass = m_mass;
+  project(st.x, st.v, s, 0.0);
+  forces(st.x, st.v, s, st.f);
+  return st;
+}
+
+void MassSpringSystem::forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double s, Eigen::Matrix3Xd& f) const {
+  f.setZero(3, x.cols());
+  m_internal->add_forces(x, v, f);
+  add_loads(x, s, f);
+}
+
+void MassSpringSystem::add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Matrix3Xd& f) const {
+  if (s == 0) return;
+  if (!loads.gravity.isZero()) {
+    const Eigen::Vector3d g = s * loads.gravity;
+    parallel_for(x.cols(), [&](std::int64_t n) { f.col(n) += m_mass[n] * g; });
+  }
+  for (const NodalLoad& l : loads.nodal)
+    for (std::int32_t n : l.nodes) f.col(n) += s * l.force;
+  // Follower pressure: f_i = -p int N_i (x_xi x x_eta) dxi deta, exact with 2x2 Gauss points
+  // (the integrand is bi-quadratic). Serial over faces: the boundary is small and shares nodes.
+  const double gp[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
+  for (const PressureLoad& pl : loads.pressures) {
+    const double p = s * pl.pressure;
+    if (p == 0) continue;
+    for (const Quad& q : pl.faces) {
+      const Eigen::Vector3d x0 = x.col(q[0]), x1 = x.col(q[1]), x2 = x.col(q[2]), x3 = x.col(q[3]);
+      Eigen::Vector3d fq[4] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+      for (double xi : gp)
+        for (double eta : gp) {
+          const Eigen::Vector3d dxi = (1 - eta) * (x1 - x0) + eta * (x2 - x3);
+          const Eigen::Vector3d deta = (1 - xi) * (x3 - x0) + xi * (x2 - x1);
+          const Eigen::Vector3d nda = 0.25 * dxi.cross(deta);
+          const double N[4] = {(1 - xi) * (1 - eta), xi * (1 - eta), xi * eta, (1 - xi) * eta};
+          for (int i = 0; i < 4; ++i) fq[i] -= p * N[i] * nda;
+        }
+      for (int i = 0; i < 4; ++i) f.col(q[i]) += fq[i];
+    }
+  }
+}
+
+void MassSpringSystem::project(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double s, double s_dot) const {
+  for (const DofConstraint& c : constraints)
+    for (std::int32_t n : c.nodes) {
+      const Eigen::Vector3d X = m_rest.col(n);
+      const Eigen::Vector3d u = c.M * X + c.b;
+      for (int i = 0; i < 3; ++i)
+        if (c.mask >> i & 1u) {
+          x(i, n) = X[i] + s * u[i];
+          v(i, n) = s_dot * u[i];
+        }
+    }
+}
+
+}  // namespace cardio::mechanics
