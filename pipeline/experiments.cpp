@@ -101,7 +101,7 @@ ExperimentModel build_model(const RunConfig& cfg) {
   } else {
     const auto& c = cfg.material.constants;
     internal = std::make_unique<mech::BaudetCubeForces>(
-        m.mesh, std::vector<mech::BaudetConstants>{mech::calibrate_baudet(c.E_fibre, c.nu_cross, cfg.block.h, cfg.element.damping_time)},
+        m.mesh, std::vector<mech::BaudetConstants>{mech::calibrate_baudet(c.E_fibre, c.nu_cross, cfg.block.h, cfg.element.damping_time, cfg.element.hourglass_factor)},
         cfg.element.corrective_forces);
   }
   Eigen::VectorXd mass = mech::lumped_masses(m.mesh, {cfg.material.density});

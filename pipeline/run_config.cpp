@@ -86,10 +86,10 @@ ElementParams parse_element(const Node& n) {
   ElementParams e;
   e.type = n.choice("type", {"bourguignon_cani", "baudet_cube"}, "bourguignon_cani");
   e.damping_time = n.quantity("damping_time", Dimension::time, 0.0, Range::non_negative());
+  e.hourglass_factor = n.number("hourglass_factor", 1.0, Range::non_negative());
   if (e.type == "bourguignon_cani") {
     e.volume_terms = n.boolean("volume_terms", true);
     e.radial_share = n.number("radial_share", 0.0, Range::closed(0, 1));
-    e.hourglass_factor = n.number("hourglass_factor", 1.0, Range::non_negative());
   } else {
     e.corrective_forces = n.boolean("corrective_forces", true);
   }
@@ -167,7 +167,7 @@ RunConfig parse_run_config(config::Document& doc) {
   try {
     const auto& k = c.material.constants;
     if (c.element.type == "baudet_cube")
-      (void)mechanics::calibrate_baudet(k.E_fibre, k.nu_cross, c.block.h, c.element.damping_time);
+      (void)mechanics::calibrate_baudet(k.E_fibre, k.nu_cross, c.block.h, c.element.damping_time, c.element.hourglass_factor);
     else
       (void)mechanics::calibrate_bourguignon_cani(
           k, {c.element.radial_share, c.element.hourglass_factor, c.element.volume_terms, c.material.law,

@@ -1,7 +1,10 @@
 #include "cardio/mechanics/baudet_cube.hpp"
 
+#include <Eigen/Dense>
+
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
+#include "hourglass.hpp"
 
 namespace cardio::mechanics {
 namespace {
@@ -63,6 +66,26 @@ double baudet_element_forces(const BaudetConstants& c, const Nodes& x, const Nod
       const auto& hi = kHexFaces[2 * a + 1];
       for (int k = 0; k < 4; ++k) fs[hi[k]] -= pull, fs[lo[k]] += pull;
     }
+  }
+  if (c.hourglass > 0) {
+    // Hourglass control (hourglass.hpp) on the cube's face-centre axes, which the M2 spring set
+    // leaves with zero-energy modes on free blocks (docs/calibration.md).
+    Eigen::Matrix3d A, L, g = Eigen::Matrix3d::Zero();
+    for (int a = 0; a < 3; ++a) {
+      V3 xa = V3::Zero(), Xa = V3::Zero();
+      for (int k = 0; k < 4; ++k) {
+        xa += (x[kHexFaces[2 * a + 1][k]] - x[kHexFaces[2 * a][k]]) / 4.0;
+        Xa += (X[kHexFaces[2 * a + 1][k]] - X[kHexFaces[2 * a][k]]) / 4.0;
+      }
+      A.col(a) = xa;
+      L.col(a) = Xa;
+    }
+    W += detail::hourglass_forces(c.hourglass, A, L.inverse(), x, X, fs, g);
+    for (int a = 0; a < 3; ++a)
+      for (int k = 0; k < 4; ++k) {
+        fs[kHexFaces[2 * a + 1][k]] += g.col(a) / 4.0;
+        fs[kHexFaces[2 * a][k]] -= g.col(a) / 4.0;
+      }
   }
   for (int i = 0; i < 8; ++i) (*f)[i] += fs[i];
   return W;

@@ -5,6 +5,7 @@
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
+#include "hourglass.hpp"
 
 namespace cardio::mechanics {
 namespace {
@@ -199,25 +200,8 @@ double bc_element_forces(const BCElementData& d, const BCModuli& m, const Nodes&
 
   Nodes& out = *f;
   const double h = std::cbrt(V0);
-  V3 xc = V3::Zero(), Xc = V3::Zero();
-  if (m.hourglass > 0 || m.radial > 0)
-    for (int i = 0; i < 8; ++i) xc += x[i] / 8.0, Xc += X[i] / 8.0;
-
-  // Hourglass control: k/2 sum_i |x_i - xc - F (X_i - Xc)|^2 vanishes for every affine motion
-  // (rigid ones included), so it leaves the calibrated homogeneous response untouched.
-  if (m.hourglass > 0) {
-    const double k = m.hourglass * h / 6.0;
-    const Eigen::Matrix3d F = A * d.L_inv;
-    Eigen::Matrix3d rc = Eigen::Matrix3d::Zero();  // sum_i r_i c_i^T, c_i = L^-1 (X_i - Xc)
-    for (int i = 0; i < 8; ++i) {
-      const V3 dX = X[i] - Xc;
-      const V3 r = x[i] - xc - F * dX;
-      W += 0.5 * k * r.squaredNorm();
-      out[i] -= k * r;
-      rc += r * (d.L_inv * dX).transpose();
-    }
-    g += k * rc;
-  }
+  // Hourglass control (hourglass.hpp): k = g h / 6 matches the bending energy of a cube.
+  if (m.hourglass > 0) W += detail::hourglass_forces(m.hourglass * h / 6.0, A, d.L_inv, x, X, out, g);
 
   scatter_axes(d, g, out);
 
@@ -225,6 +209,8 @@ double bc_element_forces(const BCElementData& d, const BCModuli& m, const Nodes&
   // the reaction on the barycentre goes back to the 8 vertices, 1/8 each.
   if (m.radial > 0) {
     const double kv = 1.5 * m.radial * h;
+    V3 xc = V3::Zero(), Xc = V3::Zero();
+    for (int i = 0; i < 8; ++i) xc += x[i] / 8.0, Xc += X[i] / 8.0;
     V3 vc = V3::Zero();
     if (damped)
       for (int i = 0; i < 8; ++i) vc += (*v)[i] / 8.0;

@@ -102,7 +102,7 @@ BCModuli calibrate_bourguignon_cani(const ElasticConstants& c, const BCCalibrati
   return m;
 }
 
-BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_time) {
+BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_time, double hourglass_factor) {
   check_positive(E, "Young's modulus");
   // k_edge > 0 needs nu > -1/4; the corrective coefficient is singular at nu = 1/2.
   if (!(nu > -0.25 && nu < 0.5)) CARDIO_FAIL("material: Baudet's cube needs a Poisson ratio in (-0.25, 0.5), got " << nu);
@@ -110,6 +110,7 @@ BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_t
   c.k_edge = E * h * (4 * nu + 1) / (8 * (1 + nu));  // Baudet et al. 2007, eq. 8
   c.k_diag = 3 * E * h / (8 * (1 + nu));             // eq. 7
   c.gamma = (4 * nu - 1) / 2;                        // eq. 9, see docs/calibration.md
+  c.hourglass = hourglass_factor * E * h / 6;
   c.damping_time = damping_time;
   return c;
 }

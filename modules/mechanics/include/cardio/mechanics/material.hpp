@@ -77,9 +77,11 @@ struct BaudetConstants {
   double k_edge = 0;    ///< [mN/mm]
   double k_diag = 0;    ///< [mN/mm]
   double gamma = 0;     ///< corrective-force coefficient (dimensionless)
+  double hourglass = 0; ///< hourglass stiffness k_hg [mN/mm] (our addition, see docs)
   double damping_time = 0;  ///< [ms]
 };
-BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_time);
+/// hourglass_factor scales k_hg = E h / 6 (0 = the paper's element alone).
+BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_time, double hourglass_factor = 1.0);
 
 /// 6x6 Voigt stiffness (order 11, 22, 33, 23, 13, 12; engineering shear strains) in the
 /// material frame (f, s, n) of the small-strain response the calibrated element has. Built
