@@ -1,7 +1,5 @@
 #include "cardio/mechanics/baudet_cube.hpp"
 
-#include <Eigen/Dense>
-
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 #include "hourglass.hpp"
@@ -10,7 +8,6 @@ namespace cardio::mechanics {
 namespace {
 
 using V3 = Eigen::Vector3d;
-using Nodes = std::array<V3, 8>;
 
 // 12 edges then the 4 inner diagonals (configuration M2) of a VTK hexahedron.
 constexpr int kEdges[12][2] = {{0, 1}, {3, 2}, {4, 5}, {7, 6}, {0, 3}, {1, 2},
@@ -18,43 +15,43 @@ constexpr int kEdges[12][2] = {{0, 1}, {3, 2}, {4, 5}, {7, 6}, {0, 3}, {1, 2},
 constexpr int kDiagonals[4][2] = {{0, 6}, {1, 7}, {2, 4}, {3, 5}};
 
 // Damped linear spring between nodes i and j; returns its energy.
-inline double spring(double k, double tau, int i, int j, const Nodes& x, const Nodes* v, const Nodes& X, Nodes& f) {
-  const V3 l = x[i] - x[j];
-  const double len = l.norm(), rest = (X[i] - X[j]).norm();
+inline double spring(double k, double tau, int i, int j, const NodeMatrix& x, const NodeMatrix* v, const NodeMatrix& X,
+                     NodeMatrix& f) {
+  const V3 l = x.col(i) - x.col(j);
+  const double len = l.norm(), rest = (X.col(i) - X.col(j)).norm();
   double mag = k * (len - rest);
-  if (v && tau > 0) mag += tau * k * ((*v)[i] - (*v)[j]).dot(l) / len;
+  if (v && tau > 0) mag += tau * k * (v->col(i) - v->col(j)).dot(l) / len;
   const V3 fi = -mag / len * l;
-  f[i] += fi;
-  f[j] -= fi;
+  f.col(i) += fi;
+  f.col(j) -= fi;
   return 0.5 * k * (len - rest) * (len - rest);
 }
 
 }  // namespace
 
-double baudet_element_forces(const BaudetConstants& c, const Nodes& x, const Nodes* v, const Nodes& X, Nodes* f,
-                             bool corrective) {
-  Nodes fs;
-  for (auto& p : fs) p.setZero();
+double baudet_element_forces(const BaudetConstants& c, const NodeMatrix& x, const NodeMatrix* v, const NodeMatrix& X,
+                             NodeMatrix& f, bool corrective) {
+  NodeMatrix fs = NodeMatrix::Zero();
   double W = 0;
   for (const auto& e : kEdges) W += spring(c.k_edge, c.damping_time, e[0], e[1], x, v, X, fs);
   for (const auto& e : kDiagonals) W += spring(c.k_diag, c.damping_time, e[0], e[1], x, v, X, fs);
 
   if (corrective && c.gamma != 0) {
     // Orthogonal corrective forces (Baudet et al. 2007, eq. 9). Per axis i the springs carry the
-    // normal force S_i across the cube (e_i joins the centroids of the two i-faces). The corrected
-    // total T = (S + gamma/(1 - 2 gamma) sum(S) 1) / (1 + gamma) makes the cube isotropic with the
-    // requested nu; the difference T_i - S_i is applied as an inward pull on the two i-faces
-    // (docs/calibration.md derives this and its equivalence with eq. 9).
+    // normal force S_i across the cube (e_i joins the centroids of the two i-faces, so the
+    // corrective pair has no torque). The corrected total T = (S + gamma/(1 - 2 gamma) sum(S) 1)
+    // / (1 + gamma) makes the cube isotropic with the requested nu; T_i - S_i is applied as an
+    // inward pull on the two i-faces (docs/calibration.md derives this and its link with eq. 9).
     V3 e[3];
     double S[3];
     for (int a = 0; a < 3; ++a) {
       const auto& lo = kHexFaces[2 * a];
       const auto& hi = kHexFaces[2 * a + 1];
       V3 clo = V3::Zero(), chi = V3::Zero();
-      for (int k = 0; k < 4; ++k) clo += x[lo[k]] / 4.0, chi += x[hi[k]] / 4.0;
+      for (int k = 0; k < 4; ++k) clo += x.col(lo[k]) / 4.0, chi += x.col(hi[k]) / 4.0;
       e[a] = (chi - clo).normalized();
       double s = 0;
-      for (int k = 0; k < 4; ++k) s += -fs[hi[k]].dot(e[a]) + fs[lo[k]].dot(e[a]);
+      for (int k = 0; k < 4; ++k) s += -fs.col(hi[k]).dot(e[a]) + fs.col(lo[k]).dot(e[a]);
       S[a] = 0.5 * s;
     }
     const double sum = S[0] + S[1] + S[2];
@@ -64,67 +61,44 @@ double baudet_element_forces(const BaudetConstants& c, const Nodes& x, const Nod
       const V3 pull = (T - S[a]) / 4.0 * e[a];
       const auto& lo = kHexFaces[2 * a];
       const auto& hi = kHexFaces[2 * a + 1];
-      for (int k = 0; k < 4; ++k) fs[hi[k]] -= pull, fs[lo[k]] += pull;
+      for (int k = 0; k < 4; ++k) fs.col(hi[k]) -= pull, fs.col(lo[k]) += pull;
     }
   }
-  if (c.hourglass > 0) {
-    // Hourglass control (hourglass.hpp) on the cube's face-centre axes, which the M2 spring set
-    // leaves with zero-energy modes on free blocks (docs/calibration.md).
-    Eigen::Matrix3d A, L, g = Eigen::Matrix3d::Zero();
-    for (int a = 0; a < 3; ++a) {
-      V3 xa = V3::Zero(), Xa = V3::Zero();
-      for (int k = 0; k < 4; ++k) {
-        xa += (x[kHexFaces[2 * a + 1][k]] - x[kHexFaces[2 * a][k]]) / 4.0;
-        Xa += (X[kHexFaces[2 * a + 1][k]] - X[kHexFaces[2 * a][k]]) / 4.0;
-      }
-      A.col(a) = xa;
-      L.col(a) = Xa;
-    }
-    W += detail::hourglass_forces(c.hourglass, A, L.inverse(), x, X, fs, g);
-    for (int a = 0; a < 3; ++a)
-      for (int k = 0; k < 4; ++k) {
-        fs[kHexFaces[2 * a + 1][k]] += g.col(a) / 4.0;
-        fs[kHexFaces[2 * a][k]] -= g.col(a) / 4.0;
-      }
-  }
-  for (int i = 0; i < 8; ++i) (*f)[i] += fs[i];
+  // Hourglass control (hourglass.hpp): the M2 spring set leaves zero-energy modes on free blocks.
+  if (c.hourglass > 0) W += detail::hourglass_forces(c.hourglass, x, fs);
+  f += fs;
   return W;
 }
 
 BaudetCubeForces::BaudetCubeForces(const HexMesh& mesh, std::vector<BaudetConstants> constants, bool corrective)
     : m_hexes(mesh.hexes), m_rest(mesh.rest), m_material(mesh.material), m_constants(std::move(constants)),
       m_corrective(corrective) {
-  for (std::size_t e = 0; e < m_hexes.size(); ++e)
+  for (std::size_t e = 0; e < m_hexes.size(); ++e) {
     CARDIO_CHECK(m_material[e] < m_constants.size(), "element " << e << " has material " << m_material[e]
                                                                 << " without Baudet constants");
-  m_colours = colour_elements(mesh);
+    CARDIO_CHECK(detail::hourglass_defect(gather(m_rest, m_hexes[e])) < 1e-9,
+                 "element " << e << " is not a parallelepiped; Baudet's element is a cube");
+  }
+  m_schedule = schedule_elements(mesh);
 }
 
 void BaudetCubeForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
   const bool with_v = v.cols() == x.cols();
-  for (const auto& colour : m_colours) {
-    parallel_for(static_cast<std::int64_t>(colour.size()), [&](std::int64_t k) {
-      const std::int32_t e = colour[k];
-      const Hex& hx = m_hexes[e];
-      Nodes xe, ve, Xe, fe;
-      for (int i = 0; i < 8; ++i) {
-        xe[i] = x.col(hx[i]);
-        Xe[i] = m_rest.col(hx[i]);
-        fe[i].setZero();
-        if (with_v) ve[i] = v.col(hx[i]);
-      }
-      baudet_element_forces(m_constants[m_material[e]], xe, with_v ? &ve : nullptr, Xe, &fe, m_corrective);
-      for (int i = 0; i < 8; ++i) f.col(hx[i]) += fe[i];
-    });
-  }
+  for_each_element(m_schedule, [&](std::int32_t e) {
+    const Hex& hx = m_hexes[e];
+    NodeMatrix ve, fe = NodeMatrix::Zero();
+    if (with_v) ve = gather(v, hx);
+    baudet_element_forces(m_constants[m_material[e]], gather(x, hx), with_v ? &ve : nullptr, gather(m_rest, hx), fe,
+                          m_corrective);
+    for (int i = 0; i < 8; ++i) f.col(hx[i]) += fe.col(i);
+  });
 }
 
 double BaudetCubeForces::energy(const Eigen::Matrix3Xd& x) const {
   return deterministic_sum(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
     const Hex& hx = m_hexes[e];
-    Nodes xe, Xe, fe;
-    for (int i = 0; i < 8; ++i) xe[i] = x.col(hx[i]), Xe[i] = m_rest.col(hx[i]), fe[i].setZero();
-    return baudet_element_forces(m_constants[m_material[e]], xe, nullptr, Xe, &fe, false);
+    NodeMatrix fe = NodeMatrix::Zero();
+    return baudet_element_forces(m_constants[m_material[e]], gather(x, hx), nullptr, gather(m_rest, hx), fe, false);
   });
 }
 

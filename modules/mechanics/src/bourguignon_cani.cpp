@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <limits>
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
@@ -11,27 +12,24 @@ namespace cardio::mechanics {
 namespace {
 
 using V3 = Eigen::Vector3d;
-using Nodes = std::array<V3, 8>;
 
 // Point on face `face` of hexahedron X at bilinear coords (zeta, eta) (B&C 2000, sec. 4).
-V3 face_point(const Nodes& X, int face, double zeta, double eta) {
+V3 face_point(const NodeMatrix& X, int face, double zeta, double eta) {
   const auto& F = kHexFaces[face];
-  return zeta * eta * X[F[0]] + (1 - zeta) * eta * X[F[1]] + (1 - zeta) * (1 - eta) * X[F[2]] +
-         zeta * (1 - eta) * X[F[3]];
+  return zeta * eta * X.col(F[0]) + (1 - zeta) * eta * X.col(F[1]) + (1 - zeta) * (1 - eta) * X.col(F[2]) +
+         zeta * (1 - eta) * X.col(F[3]);
 }
 
 // Intersect the ray c + t d (t > 0) with the bilinear face: Newton on (zeta, eta, t).
-bool intersect_face(const Nodes& X, int face, const V3& c, const V3& d, AxisEndpoint& out, double& t_out) {
+bool intersect_face(const NodeMatrix& X, int face, const V3& c, const V3& d, AxisEndpoint& out, double& t_out) {
   const auto& F = kHexFaces[face];
+  const V3 A = X.col(F[0]), B = X.col(F[1]), C = X.col(F[2]), D = X.col(F[3]);
   double z = 0.5, e = 0.5;
-  double t = (0.25 * (X[F[0]] + X[F[1]] + X[F[2]] + X[F[3]]) - c).dot(d);
+  double t = (0.25 * (A + B + C + D) - c).dot(d);
   for (int it = 0; it < 50; ++it) {
-    const V3 p = face_point(X, face, z, e);
-    const V3 r = p - (c + t * d);
-    const V3 dz = e * X[F[0]] - e * X[F[1]] - (1 - e) * X[F[2]] + (1 - e) * X[F[3]];
-    const V3 de = z * X[F[0]] + (1 - z) * X[F[1]] - (1 - z) * X[F[2]] - z * X[F[3]];
+    const V3 r = face_point(X, face, z, e) - (c + t * d);
     Eigen::Matrix3d J;
-    J << dz, de, -d;
+    J << e * (A - B) + (1 - e) * (D - C), z * A + (1 - z) * B - (1 - z) * C - z * D, -d;
     if (std::abs(J.determinant()) < 1e-300) return false;
     const V3 step = J.colPivHouseholderQr().solve(r);
     z -= step[0];
@@ -46,34 +44,6 @@ bool intersect_face(const Nodes& X, int face, const V3& c, const V3& d, AxisEndp
   out.eta = std::clamp(e, 0.0, 1.0);
   t_out = t;
   return true;
-}
-
-// x_{P+} - x_{P-} of axis a with the weights of the rest geometry.
-inline V3 axis_vector(const BCElementData& d, int a, const Nodes& x) {
-  V3 l = V3::Zero();
-  for (int side = 0; side < 2; ++side) {
-    const int k = 2 * a + side;
-    const double z = d.zeta_eta[2 * k], e = d.zeta_eta[2 * k + 1];
-    const auto& F = kHexFaces[d.face[k]];
-    const V3 p = z * e * x[F[0]] + (1 - z) * e * x[F[1]] + (1 - z) * (1 - e) * x[F[2]] + z * (1 - e) * x[F[3]];
-    l += side == 0 ? p : V3(-p);
-  }
-  return l;
-}
-
-// Split the axis forces g_a (force on P+, -g_a on P-) onto the nodes with the rest weights.
-inline void scatter_axes(const BCElementData& d, const Eigen::Matrix3d& g, Nodes& f) {
-  for (int a = 0; a < 3; ++a)
-    for (int side = 0; side < 2; ++side) {
-      const int k = 2 * a + side;
-      const double z = d.zeta_eta[2 * k], e = d.zeta_eta[2 * k + 1];
-      const auto& F = kHexFaces[d.face[k]];
-      const V3 ga = side == 0 ? V3(g.col(a)) : V3(-g.col(a));
-      f[F[0]] += z * e * ga;
-      f[F[1]] += (1 - z) * e * ga;
-      f[F[2]] += (1 - z) * (1 - e) * ga;
-      f[F[3]] += z * (1 - e) * ga;
-    }
 }
 
 // Axial law (DESIGN.md): returns the energy density psi(lambda) [kPa] and P = dpsi/dlambda.
@@ -92,11 +62,22 @@ inline double axial_law(const AxisLaw& law, double lambda, double& P) {
 
 constexpr int kPairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
 
+// Axis vectors l_a = sum_j W(a, j) x_j (written out: faster than Eigen's small product here).
+inline Eigen::Matrix3d axes(const Eigen::Matrix<double, 3, 8>& W, const NodeMatrix& x) {
+  Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
+  for (int j = 0; j < 8; ++j) {
+    const V3 xj = x.col(j);
+    A.col(0) += W(0, j) * xj;
+    A.col(1) += W(1, j) * xj;
+    A.col(2) += W(2, j) * xj;
+  }
+  return A;
+}
+
 }  // namespace
 
-BCRestGeometry bc_rest_geometry(const Nodes& X, const Eigen::Matrix3d& frame) {
-  V3 c = V3::Zero();
-  for (const V3& p : X) c += p / 8.0;
+BCRestGeometry bc_rest_geometry(const NodeMatrix& X, const Eigen::Matrix3d& frame) {
+  const V3 c = X.rowwise().mean();
   BCRestGeometry g;
   for (int a = 0; a < 3; ++a) {
     const V3 dir = frame.col(a).normalized();
@@ -120,52 +101,54 @@ BCRestGeometry bc_rest_geometry(const Nodes& X, const Eigen::Matrix3d& frame) {
   return g;
 }
 
-BCElementData bc_element_data(const Nodes& X, const Eigen::Matrix3d& frame) {
+BCElementData bc_element_data(const NodeMatrix& X, const Eigen::Matrix3d& frame) {
+  const double size = (X.col(6) - X.col(0)).norm();
+  CARDIO_CHECK(detail::hourglass_defect(X) < 1e-9, "element is not a parallelepiped (hourglass defect "
+                                                       << detail::hourglass_defect(X)
+                                                       << "); the hourglass control supports voxel-like elements");
+  CARDIO_CHECK(std::abs(frame.determinant() - 1) < 1e-6, "element frame [f s n] is not orthonormal and right-handed");
   const BCRestGeometry g = bc_rest_geometry(X, frame);
   BCElementData d;
-  for (int k = 0; k < 6; ++k) {
-    d.face[k] = static_cast<std::uint8_t>(g.ends[k].face);
-    d.zeta_eta[2 * k] = g.ends[k].zeta;
-    d.zeta_eta[2 * k + 1] = g.ends[k].eta;
+  d.W.setZero();
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const AxisEndpoint& ep = g.ends[2 * a + side];
+      const auto w = ep.weights();
+      for (int k = 0; k < 4; ++k) d.W(a, kHexFaces[ep.face][k]) += side == 0 ? w[k] : -w[k];
+    }
+  for (int a = 0; a < 3; ++a) {
+    d.rest_length[a] = g.L.col(a).norm();
+    CARDIO_CHECK(d.rest_length[a] > 1e-9 * size, "axis " << a << " of an element has zero length");
   }
-  const double detL = g.L.determinant();
-  CARDIO_CHECK(std::abs(detL) > 1e-12 * std::pow(g.L.norm(), 3), "axes of an element are degenerate");
-  d.L_inv = g.L.inverse();
-  for (int a = 0; a < 3; ++a) d.rest_length[a] = g.L.col(a).norm();
-  for (int p = 0; p < 3; ++p) {
-    const V3 la = g.L.col(kPairs[p][0]), lb = g.L.col(kPairs[p][1]);
-    d.rest_cos[p] = la.dot(lb) / (la.norm() * lb.norm());
-  }
-  // Exact trilinear volume via the divergence theorem over the 6 faces.
   double six_v = 0;
   for (const auto& F : kHexFaces) {
-    const V3 &a = X[F[0]], &b = X[F[1]], &cc = X[F[2]], &dd = X[F[3]];
+    const V3 a = X.col(F[0]), b = X.col(F[1]), cc = X.col(F[2]), dd = X.col(F[3]);
     six_v += 0.5 * (a.dot(b.cross(cc)) + a.dot(cc.cross(dd)) + a.dot(b.cross(dd)) + b.dot(cc.cross(dd)));
   }
   d.volume = six_v / 6.0;
   CARDIO_CHECK(d.volume > 0, "element has non-positive rest volume " << d.volume << " mm^3");
+  d.size = std::cbrt(d.volume);
   return d;
 }
 
-Eigen::Matrix3d bc_deformation_gradient(const BCElementData& d, const Nodes& x) {
-  Eigen::Matrix3d A;
-  for (int a = 0; a < 3; ++a) A.col(a) = axis_vector(d, a, x);
-  return A * d.L_inv;
+Eigen::Matrix3d bc_deformation_gradient(const BCElementData& d, const Eigen::Matrix3d& frame, const NodeMatrix& x) {
+  const Eigen::Matrix3d A = x * d.W.transpose();
+  const Eigen::Vector3d inv_r(1 / d.rest_length[0], 1 / d.rest_length[1], 1 / d.rest_length[2]);
+  return A * inv_r.asDiagonal() * frame.transpose();
 }
 
-double bc_element_forces(const BCElementData& d, const BCModuli& m, const Nodes& x, const Nodes* v,
-                         const Nodes& X, Nodes* f) {
+double bc_element_forces(const BCElementData& d, const BCModuli& m, const NodeMatrix& x, const NodeMatrix* v,
+                         const NodeMatrix& X, NodeMatrix& f) {
   const double V0 = d.volume;
-  Eigen::Matrix3d A, Adot, g = Eigen::Matrix3d::Zero();
-  for (int a = 0; a < 3; ++a) A.col(a) = axis_vector(d, a, x);
+  const Eigen::Matrix3d A = axes(d.W, x);  // current axis vectors l_f, l_s, l_n
+  Eigen::Matrix3d g = Eigen::Matrix3d::Zero();     // g.col(a): force on the "+" point of axis a
   const bool damped = v != nullptr && m.damping_time > 0;
-  if (damped)
-    for (int a = 0; a < 3; ++a) Adot.col(a) = axis_vector(d, a, *v);
   double W = 0;
-  std::array<double, 3> len;
-  for (int a = 0; a < 3; ++a) len[a] = A.col(a).norm();
+  const V3 len(A.col(0).norm(), A.col(1).norm(), A.col(2).norm());
 
   // Axial damped springs (B&C 2000, sec. 2.2) with the per-axis law: force = A_a P, A_a = V0/r_a.
+  Eigen::Matrix3d Adot;
+  if (damped) Adot = axes(d.W, *v);
   for (int a = 0; a < 3; ++a) {
     const double r = d.rest_length[a];
     double P = 0;
@@ -176,110 +159,106 @@ double bc_element_forces(const BCElementData& d, const BCModuli& m, const Nodes&
   }
 
   // Angular springs between axis pairs (B&C 2000, sec. 2.2), as the exact gradient of
-  // K/2 (cos - c)^2 with K = G_ab V0 (docs/calibration.md: why not the paper's approximation).
+  // K/2 cos^2 with K = G_ab V0 (the rest axes are orthogonal; docs/calibration.md says why not
+  // the paper's approximate force).
   for (int p = 0; p < 3; ++p) {
     const int a = kPairs[p][0], b = kPairs[p][1];
-    const double cs = A.col(a).dot(A.col(b)) / (len[a] * len[b]);
-    const double e = cs - d.rest_cos[p];
+    const double inv_ab = 1 / (len[a] * len[b]);
+    const double cs = A.col(a).dot(A.col(b)) * inv_ab;
     const double K = m.shear[p] * V0;
-    W += 0.5 * K * e * e;
-    g.col(a) -= K * e * (A.col(b) / (len[a] * len[b]) - cs * A.col(a) / (len[a] * len[a]));
-    g.col(b) -= K * e * (A.col(a) / (len[a] * len[b]) - cs * A.col(b) / (len[b] * len[b]));
+    W += 0.5 * K * cs * cs;
+    const double kc = K * cs;
+    g.col(a) -= kc * (A.col(b) * inv_ab - cs * A.col(a) / (len[a] * len[a]));
+    g.col(b) -= kc * (A.col(a) * inv_ab - cs * A.col(b) / (len[b] * len[b]));
   }
 
-  // Volume term kappa V0/2 (J - 1)^2 with J = det F = det A / det L; d det A / d l_a = cofactor.
+  // Volume term kappa V0/2 (J - 1)^2, J = det F = det A / (r_f r_s r_n); d det A / d l_a = cofactor.
   if (m.bulk_jacobian != 0) {
-    const double det_L_inv = d.L_inv.determinant();
-    const double J = A.determinant() * det_L_inv;
+    const double inv_detL = 1 / (d.rest_length[0] * d.rest_length[1] * d.rest_length[2]);
+    const V3 c0 = A.col(1).cross(A.col(2)), c1 = A.col(2).cross(A.col(0)), c2 = A.col(0).cross(A.col(1));
+    const double J = A.col(0).dot(c0) * inv_detL;
     W += 0.5 * V0 * m.bulk_jacobian * (J - 1) * (J - 1);
-    const double s = V0 * m.bulk_jacobian * (J - 1) * det_L_inv;
-    g.col(0) -= s * A.col(1).cross(A.col(2));
-    g.col(1) -= s * A.col(2).cross(A.col(0));
-    g.col(2) -= s * A.col(0).cross(A.col(1));
+    const double s = V0 * m.bulk_jacobian * (J - 1) * inv_detL;
+    g.col(0) -= s * c0;
+    g.col(1) -= s * c1;
+    g.col(2) -= s * c2;
   }
 
-  Nodes& out = *f;
-  const double h = std::cbrt(V0);
-  // Hourglass control (hourglass.hpp): k = g h / 6 matches the bending energy of a cube.
-  if (m.hourglass > 0) W += detail::hourglass_forces(m.hourglass * h / 6.0, A, d.L_inv, x, X, out, g);
+  // The axis forces go to the nodes with the rest weights.
+  for (int j = 0; j < 8; ++j) f.col(j) += d.W(0, j) * g.col(0) + d.W(1, j) * g.col(1) + d.W(2, j) * g.col(2);
 
-  scatter_axes(d, g, out);
+  const double h = d.size;
+  // Hourglass control (hourglass.hpp): k = g h / 6 matches the bending energy of a cube.
+  if (m.hourglass > 0) W += detail::hourglass_forces(m.hourglass * h / 6.0, x, f);
 
   // The paper's radial volume springs (B&C 2000, sec. 4.1): vertex j to barycentre, damped;
   // the reaction on the barycentre goes back to the 8 vertices, 1/8 each.
   if (m.radial > 0) {
     const double kv = 1.5 * m.radial * h;
-    V3 xc = V3::Zero(), Xc = V3::Zero();
-    for (int i = 0; i < 8; ++i) xc += x[i] / 8.0, Xc += X[i] / 8.0;
-    V3 vc = V3::Zero();
-    if (damped)
-      for (int i = 0; i < 8; ++i) vc += (*v)[i] / 8.0;
+    const V3 xc = x.rowwise().mean(), Xc = X.rowwise().mean();
+    const V3 vc = damped ? V3(v->rowwise().mean()) : V3::Zero();
     V3 reaction = V3::Zero();
     for (int j = 0; j < 8; ++j) {
-      const V3 l = x[j] - xc;
-      const double ln = l.norm(), rest = (X[j] - Xc).norm();
+      const V3 l = x.col(j) - xc;
+      const double ln = l.norm(), rest = (X.col(j) - Xc).norm();
       W += 0.5 * kv * (ln - rest) * (ln - rest);
       double mag = kv * (ln - rest);
-      if (damped) mag += m.damping_time * kv * ((*v)[j] - vc).dot(l) / ln;
+      if (damped) mag += m.damping_time * kv * (v->col(j) - vc).dot(l) / ln;
       const V3 fj = -mag / ln * l;
-      out[j] += fj;
+      f.col(j) += fj;
       reaction -= fj;
     }
-    for (int j = 0; j < 8; ++j) out[j] += reaction / 8.0;
+    f.colwise() += reaction / 8.0;
   }
   return W;
 }
 
 BourguignonCaniForces::BourguignonCaniForces(const HexMesh& mesh, std::vector<BCModuli> materials)
-    : m_hexes(mesh.hexes), m_rest(mesh.rest), m_material(mesh.material), m_moduli(std::move(materials)) {
+    : m_hexes(mesh.hexes), m_material(mesh.material), m_moduli(std::move(materials)) {
   m_data.resize(m_hexes.size());
+  bool radial = false;
+  for (const BCModuli& m : m_moduli) radial = radial || m.radial > 0;
+  if (radial) m_rest = mesh.rest;  // only the radial springs read rest positions at run time
   for (std::size_t e = 0; e < m_hexes.size(); ++e)
     CARDIO_CHECK(m_material[e] < m_moduli.size(), "element " << e << " has material " << m_material[e]
                                                              << " but only " << m_moduli.size() << " are defined");
   std::vector<std::string> errors(m_hexes.size());
   parallel_for(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
-    Nodes X;
-    for (int i = 0; i < 8; ++i) X[i] = m_rest.col(m_hexes[e][i]);
     Eigen::Matrix3d frame;
     frame << mesh.fibre.col(e), mesh.sheet.col(e), mesh.normal(e);
     try {
-      m_data[e] = bc_element_data(X, frame);
+      m_data[e] = bc_element_data(gather(mesh.rest, m_hexes[e]), frame);
     } catch (const std::exception& ex) {
       errors[e] = ex.what();
     }
   });
   for (std::size_t e = 0; e < errors.size(); ++e)
     if (!errors[e].empty()) CARDIO_FAIL("element " << e << ": " << errors[e]);
-  m_colours = colour_elements(mesh);
+  m_schedule = schedule_elements(mesh);
 }
 
 void BourguignonCaniForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
   const bool with_v = v.cols() == x.cols();
-  // Colour by colour: elements of one colour share no node, so the scatter is race-free and
-  // each node receives its contributions in the same order for any thread count.
-  for (const auto& colour : m_colours) {
-    parallel_for(static_cast<std::int64_t>(colour.size()), [&](std::int64_t k) {
-      const std::int32_t e = colour[k];
-      const Hex& hx = m_hexes[e];
-      Nodes xe, ve, Xe, fe;
-      for (int i = 0; i < 8; ++i) {
-        xe[i] = x.col(hx[i]);
-        Xe[i] = m_rest.col(hx[i]);
-        fe[i].setZero();
-        if (with_v) ve[i] = v.col(hx[i]);
-      }
-      bc_element_forces(m_data[e], m_moduli[m_material[e]], xe, with_v ? &ve : nullptr, Xe, &fe);
-      for (int i = 0; i < 8; ++i) f.col(hx[i]) += fe[i];
-    });
-  }
+  const bool with_rest = m_rest.cols() > 0;
+  // The schedule makes the scatter race-free and its summation order thread-count independent.
+  for_each_element(m_schedule, [&](std::int32_t e) {
+    const Hex& hx = m_hexes[e];
+    const NodeMatrix xe = gather(x, hx);
+    NodeMatrix ve, Xe, fe = NodeMatrix::Zero();
+    if (with_v) ve = gather(v, hx);
+    if (with_rest) Xe = gather(m_rest, hx);
+    bc_element_forces(m_data[e], m_moduli[m_material[e]], xe, with_v ? &ve : nullptr, Xe, fe);
+    for (int i = 0; i < 8; ++i) f.col(hx[i]) += fe.col(i);
+  });
 }
 
 double BourguignonCaniForces::energy(const Eigen::Matrix3Xd& x) const {
+  const bool with_rest = m_rest.cols() > 0;
   return deterministic_sum(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
     const Hex& hx = m_hexes[e];
-    Nodes xe, Xe, fe;
-    for (int i = 0; i < 8; ++i) xe[i] = x.col(hx[i]), Xe[i] = m_rest.col(hx[i]), fe[i].setZero();
-    return bc_element_forces(m_data[e], m_moduli[m_material[e]], xe, nullptr, Xe, &fe);
+    NodeMatrix Xe, fe = NodeMatrix::Zero();
+    if (with_rest) Xe = gather(m_rest, hx);
+    return bc_element_forces(m_data[e], m_moduli[m_material[e]], gather(x, hx), nullptr, Xe, fe);
   });
 }
 
@@ -290,9 +269,7 @@ double BourguignonCaniForces::max_damping_time() const {
 }
 
 std::size_t BourguignonCaniForces::bytes() const {
-  std::size_t colours = 0;
-  for (const auto& c : m_colours) colours += c.size() * sizeof(std::int32_t);
-  return m_hexes.size() * (sizeof(Hex) + sizeof(BCElementData) + sizeof(std::uint16_t)) + colours +
+  return m_hexes.size() * (sizeof(Hex) + sizeof(BCElementData) + sizeof(std::uint16_t)) +
          static_cast<std::size_t>(m_rest.size()) * sizeof(double);
 }
 

@@ -1,33 +1,70 @@
 #pragma once
-// Rotation-invariant hourglass control shared by the element kernels (docs/calibration.md):
-//   W = k/2 sum_i |x_i - xc - F (X_i - Xc)|^2,  F = A L^-1,
-// where A holds the element's current axis vectors (linear in the nodes) and L their rest
-// values. W vanishes for every affine motion, rigid rotations included, so it adds no stiffness
-// to homogeneous deformations and leaves the calibration untouched.
+// Rotation-invariant hourglass control shared by the element kernels (docs/calibration.md).
+// For a parallelepiped element (every voxel) the four hourglass vectors gamma_xy, gamma_yz,
+// gamma_xz, gamma_xyz (products of the corners' local sign coordinates) are orthogonal to every
+// affine nodal field, so
+//   W = k/16 sum_a |q_a|^2,  q_a = sum_i gamma_a,i x_i
+// vanishes for all affine motions, rigid rotations included, adds no stiffness to homogeneous
+// deformations (the calibration is untouched), and |q_a| is invariant under rotations.
+// k = E h / 6 gives a cube in its x-z hourglass mode u_x = kappa x z the bending energy of
+// the continuum, E kappa^2 h^5 / 24.
 #include <Eigen/Core>
-#include <array>
 
 namespace cardio::mechanics::detail {
 
-/// Adds -k r_i to f, adds to g the forces on the axes' "+" points (k sum_i r_i c_i^T, with
-/// c_i = L^-1 (X_i - Xc)) that the caller scatters with its axis weights, returns W.
-inline double hourglass_forces(double k, const Eigen::Matrix3d& A, const Eigen::Matrix3d& L_inv,
-                               const std::array<Eigen::Vector3d, 8>& x, const std::array<Eigen::Vector3d, 8>& X,
-                               std::array<Eigen::Vector3d, 8>& f, Eigen::Matrix3d& g) {
-  Eigen::Vector3d xc = Eigen::Vector3d::Zero(), Xc = Eigen::Vector3d::Zero();
-  for (int i = 0; i < 8; ++i) xc += x[i] / 8.0, Xc += X[i] / 8.0;
-  const Eigen::Matrix3d F = A * L_inv;
-  Eigen::Matrix3d rc = Eigen::Matrix3d::Zero();
-  double W = 0;
-  for (int i = 0; i < 8; ++i) {
-    const Eigen::Vector3d dX = X[i] - Xc;
-    const Eigen::Vector3d r = x[i] - xc - F * dX;
-    W += 0.5 * k * r.squaredNorm();
-    f[i] -= k * r;
-    rc += r * (L_inv * dX).transpose();
-  }
-  g += k * rc;
-  return W;
+using Mat38 = Eigen::Matrix<double, 3, 8>;
+
+/// Hourglass vectors in VTK corner order (columns: xy, yz, xz, xyz).
+inline const Eigen::Matrix<double, 8, 4>& hourglass_vectors() {
+  static const Eigen::Matrix<double, 8, 4> g = [] {
+    Eigen::Matrix<double, 8, 4> m;
+    const int s[8][3] = {{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1},
+                         {-1, -1, 1},  {1, -1, 1},  {1, 1, 1},  {-1, 1, 1}};
+    for (int i = 0; i < 8; ++i) {
+      m(i, 0) = s[i][0] * s[i][1];
+      m(i, 1) = s[i][1] * s[i][2];
+      m(i, 2) = s[i][0] * s[i][2];
+      m(i, 3) = s[i][0] * s[i][1] * s[i][2];
+    }
+    return m;
+  }();
+  return g;
+}
+
+/// Adds the hourglass forces of stiffness k [mN/mm] to f and returns the energy [mN mm].
+/// Computed with a fast Walsh-Hadamard butterfly (72 additions instead of a 3x8x4 product):
+/// nodes reordered by their sign bits, coefficient m = sum_i prod_{k in m} s_k(i) x_i.
+inline double hourglass_forces(double k, const Mat38& x, Mat38& f) {
+  constexpr int perm[8] = {0, 1, 3, 2, 4, 5, 7, 6};  // binary corner index -> VTK node
+  Mat38 c;
+  for (int b = 0; b < 8; ++b) c.col(b) = x.col(perm[b]);
+  for (int bit = 1; bit < 8; bit <<= 1)
+    for (int b = 0; b < 8; ++b)
+      if (!(b & bit)) {
+        const Eigen::Vector3d lo = c.col(b), hi = c.col(b | bit);
+        c.col(b) = lo + hi;
+        c.col(b | bit) = hi - lo;
+      }
+  // Keep the hourglass coefficients xy (3), xz (5), yz (6), xyz (7); transform back.
+  const double energy = k / 16.0 * (c.col(3).squaredNorm() + c.col(5).squaredNorm() + c.col(6).squaredNorm() +
+                                    c.col(7).squaredNorm());
+  c.col(0).setZero(), c.col(1).setZero(), c.col(2).setZero(), c.col(4).setZero();
+  for (int bit = 1; bit < 8; bit <<= 1)
+    for (int b = 0; b < 8; ++b)
+      if (!(b & bit)) {
+        const Eigen::Vector3d lo = c.col(b), hi = c.col(b | bit);
+        c.col(b) = lo - hi;
+        c.col(b | bit) = lo + hi;
+      }
+  for (int b = 0; b < 8; ++b) f.col(perm[b]) -= (k / 8.0) * c.col(b);
+  return energy;
+}
+
+/// Largest |q_a| of the rest nodes relative to the element size: zero for a parallelepiped.
+inline double hourglass_defect(const Mat38& X) {
+  const Eigen::Matrix<double, 3, 4> q = X * hourglass_vectors();
+  const double size = (X.col(6) - X.col(0)).norm();
+  return q.cwiseAbs().maxCoeff() / size;
 }
 
 }  // namespace cardio::mechanics::detail

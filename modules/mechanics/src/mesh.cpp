@@ -60,21 +60,29 @@ Eigen::VectorXd element_volumes(const HexMesh& mesh, const Eigen::Matrix3Xd& x) 
   return vol;
 }
 
-std::vector<std::vector<std::int32_t>> colour_elements(const HexMesh& mesh) {
-  // Greedy colouring in element order; node_colours[n] holds a bit per colour already touching n.
+ElementSchedule schedule_elements(const HexMesh& mesh) {
+  const std::int32_t ne = static_cast<std::int32_t>(mesh.n_elements());
+  // About 64 chunks per mesh, 64 to 2048 elements each: enough parallelism, cache-sized work.
+  const std::int32_t size = std::clamp<std::int32_t>(ne / 64, 64, 2048);
+  ElementSchedule s;
+  for (std::int32_t b = 0; b < ne; b += size) s.chunk_begin.push_back(b);
+  s.chunk_begin.push_back(ne);
+  const std::size_t n_chunks = s.chunk_begin.size() - 1;
+  // Greedy colouring of the chunks in order; node_colours[n]: bit c set if colour c touches n.
   std::vector<std::uint64_t> node_colours(static_cast<std::size_t>(mesh.n_nodes()), 0);
-  std::vector<std::vector<std::int32_t>> colours;
-  for (std::int32_t e = 0; e < static_cast<std::int32_t>(mesh.hexes.size()); ++e) {
+  for (std::size_t c = 0; c < n_chunks; ++c) {
     std::uint64_t used = 0;
-    for (std::int32_t n : mesh.hexes[e]) used |= node_colours[n];
-    int c = 0;
-    while (c < 64 && (used >> c & 1u)) ++c;
-    CARDIO_CHECK(c < 64, "element " << e << " needs more than 64 colours");
-    if (c >= static_cast<int>(colours.size())) colours.resize(c + 1);
-    colours[c].push_back(e);
-    for (std::int32_t n : mesh.hexes[e]) node_colours[n] |= std::uint64_t{1} << c;
+    for (std::int32_t e = s.chunk_begin[c]; e < s.chunk_begin[c + 1]; ++e)
+      for (std::int32_t n : mesh.hexes[static_cast<std::size_t>(e)]) used |= node_colours[n];
+    int colour = 0;
+    while (colour < 64 && (used >> colour & 1u)) ++colour;
+    CARDIO_CHECK(colour < 64, "element chunk " << c << " needs more than 64 colours");
+    if (colour >= static_cast<int>(s.colours.size())) s.colours.resize(colour + 1);
+    s.colours[colour].push_back(static_cast<std::int32_t>(c));
+    for (std::int32_t e = s.chunk_begin[c]; e < s.chunk_begin[c + 1]; ++e)
+      for (std::int32_t n : mesh.hexes[static_cast<std::size_t>(e)]) node_colours[n] |= std::uint64_t{1} << colour;
   }
-  return colours;
+  return s;
 }
 
 Eigen::VectorXd lumped_masses(const HexMesh& mesh, const std::vector<double>& density) {

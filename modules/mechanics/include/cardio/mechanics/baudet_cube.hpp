@@ -15,10 +15,8 @@ namespace cardio::mechanics {
 
 /// One cube: adds nodal forces to f and returns the energy of its springs [mN mm] (the
 /// corrective forces are not conservative and carry no energy). Rest lengths come from X.
-double baudet_element_forces(const BaudetConstants& c, const std::array<Eigen::Vector3d, 8>& x,
-                             const std::array<Eigen::Vector3d, 8>* v,
-                             const std::array<Eigen::Vector3d, 8>& X,
-                             std::array<Eigen::Vector3d, 8>* f, bool corrective = true);
+double baudet_element_forces(const BaudetConstants& c, const NodeMatrix& x, const NodeMatrix* v,
+                             const NodeMatrix& X, NodeMatrix& f, bool corrective = true);
 
 class BaudetCubeForces final : public InternalForces {
  public:
@@ -36,7 +34,7 @@ class BaudetCubeForces final : public InternalForces {
   Eigen::Matrix3Xd m_rest;
   std::vector<std::uint16_t> m_material;
   std::vector<BaudetConstants> m_constants;
-  std::vector<std::vector<std::int32_t>> m_colours;
+  ElementSchedule m_schedule;
   bool m_corrective;
 };
 

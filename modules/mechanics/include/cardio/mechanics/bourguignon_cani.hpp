@@ -39,30 +39,31 @@ struct BCRestGeometry {
 
 /// Intersect the axes (columns of `frame`, through the barycentre of X) with the faces of the
 /// hexahedron X (8 rest nodes, VTK order). Throws if an axis misses the boundary (bad element).
-BCRestGeometry bc_rest_geometry(const std::array<Eigen::Vector3d, 8>& X, const Eigen::Matrix3d& frame);
+BCRestGeometry bc_rest_geometry(const NodeMatrix& X, const Eigen::Matrix3d& frame);
 
 /// Per-element constants the kernel needs, derived from the rest geometry.
 struct BCElementData {
-  std::array<std::uint8_t, 6> face{};
-  std::array<double, 12> zeta_eta{};  ///< (zeta, eta) of the 6 endpoints
-  Eigen::Matrix3d L_inv;             ///< inverse rest axis matrix: F = [l_f l_s l_n] L^-1
-  std::array<double, 3> rest_length{};  ///< r_a = |L_a| [mm]
-  std::array<double, 3> rest_cos{};     ///< cosines of rest angles (f,s), (f,n), (s,n)
+  /// Axis weights: l_a = sum_j W(a, j) x_j, the bilinear weights of the "+" point minus those
+  /// of the "-" point (a force g_a on the axis puts W(a, j) g_a on node j).
+  Eigen::Matrix<double, 3, 8> W;
+  std::array<double, 3> rest_length{};  ///< r_a = |L_a| [mm]; the rest axes are along f, s, n
   double volume = 0;                    ///< rest volume V0 [mm^3]
+  double size = 0;                      ///< h = V0^(1/3) [mm] (hourglass and radial springs)
 };
-BCElementData bc_element_data(const std::array<Eigen::Vector3d, 8>& X, const Eigen::Matrix3d& frame);
 
-/// One element: adds its nodal forces to f[0..7] and returns its elastic energy [mN mm].
-/// x, v: current nodes; X: rest nodes. Pure function (no allocation, no global state).
-double bc_element_forces(const BCElementData& e, const BCModuli& m,
-                         const std::array<Eigen::Vector3d, 8>& x,
-                         const std::array<Eigen::Vector3d, 8>* v,
-                         const std::array<Eigen::Vector3d, 8>& X,
-                         std::array<Eigen::Vector3d, 8>* f);
+/// Element constants for rest nodes X and frame [f s n]. Throws for a degenerate element, or
+/// one that is not a parallelepiped (the hourglass control assumes voxel-like elements).
+BCElementData bc_element_data(const NodeMatrix& X, const Eigen::Matrix3d& frame);
 
-/// Deformation gradient of the element from its axes: F = [l_f l_s l_n] L^-1. Exact for any
-/// affine deformation, since the intersection points are bilinear in the nodes.
-Eigen::Matrix3d bc_deformation_gradient(const BCElementData& e, const std::array<Eigen::Vector3d, 8>& x);
+/// One element: adds its nodal forces [mN] to f and returns its elastic energy [mN mm].
+/// x, v: current nodes (v may be null: no damping); X: rest nodes (only read when the radial
+/// volume springs are on). Pure function: no allocation, no global state.
+double bc_element_forces(const BCElementData& e, const BCModuli& m, const NodeMatrix& x, const NodeMatrix* v,
+                         const NodeMatrix& X, NodeMatrix& f);
+
+/// Deformation gradient of the element from its axes: F = [l_f l_s l_n] diag(1/r) [f s n]^T.
+/// Exact for any affine deformation, since the intersection points are bilinear in the nodes.
+Eigen::Matrix3d bc_deformation_gradient(const BCElementData& e, const Eigen::Matrix3d& frame, const NodeMatrix& x);
 
 /// The whole mesh of Bourguignon-Cani elements.
 class BourguignonCaniForces final : public InternalForces {
@@ -87,7 +88,7 @@ class BourguignonCaniForces final : public InternalForces {
   std::vector<BCElementData> m_data;
   std::vector<std::uint16_t> m_material;
   std::vector<BCModuli> m_moduli;
-  std::vector<std::vector<std::int32_t>> m_colours;
+  ElementSchedule m_schedule;
 };
 
 }  // namespace cardio::mechanics

@@ -11,9 +11,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "cardio/core/parallel.hpp"
+
 namespace cardio::mechanics {
 
 using Hex = std::array<std::int32_t, 8>;
+
+/// The 8 nodes of one element as a 3 x 8 matrix (node i in column i, VTK order).
+using NodeMatrix = Eigen::Matrix<double, 3, 8>;
+
+/// Gather the nodes of element h from a 3 x n matrix.
+inline NodeMatrix gather(const Eigen::Matrix3Xd& x, const Hex& h) {
+  NodeMatrix m;
+  for (int i = 0; i < 8; ++i) m.col(i) = x.col(h[i]);
+  return m;
+}
 
 /// Local node indices of the 6 faces of a VTK hexahedron, ordered so that the face normal
 /// (right-hand rule) points out of the element. Face 2a is the -a side, 2a+1 the +a side.
@@ -54,12 +66,32 @@ Eigen::VectorXd element_volumes(const HexMesh& mesh, const Eigen::Matrix3Xd& x);
 /// (divergence theorem with each bilinear quad split along both diagonals).
 double enclosed_volume(const std::vector<Quad>& surface, const Eigen::Matrix3Xd& x);
 
-/// Partition of the elements into colours such that no two elements of a colour share a node
-/// (greedy, deterministic; 8 colours on a voxel grid). Forces are scattered colour by colour,
-/// which makes parallel assembly race-free and bit-identical for any thread count.
-std::vector<std::vector<std::int32_t>> colour_elements(const HexMesh& mesh);
+/// Deterministic parallel schedule of the element loop: the elements are cut into chunks of
+/// consecutive indices, and the chunks are coloured so that chunks of one colour share no node.
+/// Chunks of a colour run in parallel, each chunk serially in element order, colours one after
+/// the other. Every node therefore receives its element contributions in the same order for any
+/// thread count (bit-identical sums, no atomics), and consecutive elements keep their shared
+/// nodes in cache. The chunk size depends on the mesh only, never on the thread count.
+struct ElementSchedule {
+  std::vector<std::int32_t> chunk_begin;               ///< chunk c is [chunk_begin[c], chunk_begin[c+1])
+  std::vector<std::vector<std::int32_t>> colours;      ///< chunk ids per colour
+};
+ElementSchedule schedule_elements(const HexMesh& mesh);
+
+/// Run body(e) over all elements with the schedule: race-free scatter into node arrays.
+template <class Body>
+void for_each_element(const ElementSchedule& s, Body&& body);
 
 /// Lumped nodal masses [mg]: each element's mass density * volume split equally on its nodes.
 Eigen::VectorXd lumped_masses(const HexMesh& mesh, const std::vector<double>& density_per_material);
+
+template <class Body>
+void for_each_element(const ElementSchedule& s, Body&& body) {
+  for (const auto& colour : s.colours)
+    parallel_for(static_cast<std::int64_t>(colour.size()), [&](std::int64_t k) {
+      const std::int32_t c = colour[static_cast<std::size_t>(k)];
+      for (std::int32_t e = s.chunk_begin[c]; e < s.chunk_begin[c + 1]; ++e) body(e);
+    });
+}
 
 }  // namespace cardio::mechanics
