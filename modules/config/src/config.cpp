@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -29,7 +30,9 @@ std::string Range::describe() const {
     n << x;
     return n.str();
   };
-  os << (lo_open ? "(" : "[") << num(lo) << ", " << num(hi) << (hi_open ? ")" : "]");
+  // An infinite end is never attained: print it open ("(0, inf)"), whatever the flags.
+  os << (lo_open || std::isinf(lo) ? "(" : "[") << num(lo) << ", " << num(hi)
+     << (hi_open || std::isinf(hi) ? ")" : "]");
   return os.str();
 }
 
@@ -40,6 +43,20 @@ struct Document::Impl {
   std::map<std::string, std::set<std::string>> known;
   // Resolved values by full path, in read order.
   std::vector<std::pair<std::string, std::string>> resolved;
+  // Paths set by set_override -> the assignment. Their YAML marks are positions in the
+  // assignment text, not in the file, so errors there name the override instead.
+  std::map<std::string, std::string> overrides;
+  // "--set 'a.b=1'" if `path` or one of its parents was set by an override.
+  std::optional<std::string> override_of(const std::string& path) const {
+    for (std::string p = path;;) {
+      const auto it = overrides.find(p);
+      if (it != overrides.end()) return "--set '" + it->second + "'";
+      // Parent of "a.b" is "a", of "a[3]" is "a".
+      const auto cut = !p.empty() && p.back() == ']' ? p.find_last_of('[') : p.find_last_of('.');
+      if (cut == std::string::npos) return std::nullopt;
+      p.resize(cut);
+    }
+  }
 };
 
 Document::Document() : m_impl(std::make_unique<Impl>()) {}
@@ -67,6 +84,27 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::string join(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
+}
+
+// For a missing required `key`: a key of `map` that looks like a misspelling of it, so that
+// "youngs_modulos: 10 kPa" is not just reported as a missing youngs_modulus (the unknown-key
+// check, which would suggest the fix, only runs after all reads).
+// Keys already read at this level (`known`) are not candidates.
+std::string misspelling_hint(const YAML::Node& map, const std::string& key, const std::string& file,
+                             const std::set<std::string>& known) {
+  if (!map.IsMap()) return {};
+  std::string best;
+  std::size_t best_d = 1000;
+  YAML::Mark mark;
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string k = kv.first.Scalar();
+    if (known.count(k)) continue;
+    const std::size_t d = edit_distance(key, k);
+    if (d > 0 && d < best_d) best_d = d, best = k, mark = kv.first.Mark();
+  }
+  if (best.empty() || best_d > std::max<std::size_t>(2, key.size() / 3)) return {};
+  return "; found '" + best + "' at " + location(file, mark) + ", did you mean '" + key + "'?";
 }
 }  // namespace
 
@@ -120,6 +158,7 @@ void Document::set_override(const std::string& assignment) {
     chain.push_back(next);
   }
   chain.back()[parts.back()] = value;
+  m_impl->overrides[path] = assignment;
 }
 
 void Document::check_no_unknown_keys() const {
@@ -133,7 +172,9 @@ void Document::check_no_unknown_keys() const {
         const bool known = it != m_impl->known.end() && it->second.count(key);
         if (!known) {
           std::ostringstream os;
-          os << location(m_file, kv.first.Mark()) << ": unknown key '" << join(path, key) << "'";
+          const auto from_override = m_impl->override_of(join(path, key));
+          os << (from_override ? *from_override : location(m_file, kv.first.Mark())) << ": unknown key '"
+             << join(path, key) << "'";
           if (it != m_impl->known.end() && !it->second.empty()) {
             std::string best;
             std::size_t best_d = 1000;
@@ -214,9 +255,13 @@ Node::Node(std::shared_ptr<Document> doc, const YAML::Node& yaml, std::string pa
 
 std::string Node::key_path(const std::string& key) const { return join(m_path, key); }
 
-std::string Node::where() const { return location(m_doc->m_file, m_yaml->Mark()); }
+std::string Node::where() const {
+  if (const auto o = m_doc->m_impl->override_of(m_path)) return *o;
+  return location(m_doc->m_file, m_yaml->Mark());
+}
 
 std::string Node::where_of(const std::string& key) const {
+  if (const auto o = m_doc->m_impl->override_of(key_path(key))) return *o;
   if (m_yaml->IsMap()) {
     for (const auto& kv : *m_yaml)
       if (kv.first.as<std::string>() == key) return location(m_doc->m_file, kv.second.Mark());
@@ -244,7 +289,7 @@ bool Node::has(const std::string& key) const { return lookup(key) != nullptr; }
 
 Node Node::child(const std::string& key) const {
   auto v = lookup(key);
-  if (!v) fail(key, "required section is missing");
+  if (!v) fail(key, "required section is missing" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
   if (!v->IsMap()) fail(key, "expected a map of keys");
   return Node(m_doc, *v, key_path(key));
 }
@@ -272,11 +317,17 @@ std::vector<Node> Node::list(const std::string& key) const {
 
 namespace {
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
+// Shortest text that reads back to exactly v (0.3, not 0.29999999999999999).
 std::string fmt(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+// A string as a double-quoted YAML scalar (quotes, backslashes and control characters escaped).
+std::string yaml_quoted(const std::string& s) {
+  YAML::Emitter em;
+  em << YAML::DoubleQuoted << s;
+  return em.c_str();
 }
 }  // namespace
 
@@ -285,7 +336,7 @@ double Node::quantity(const std::string& key, units::Dimension dim, std::optiona
   auto v = lookup(key);
   double value = 0.0;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected a " + std::string(units::dimension_name(dim)) + " in " + std::string(units::internal_unit(dim)) + ")");
+    if (!fallback) fail(key, "required key is missing (expected a " + std::string(units::dimension_name(dim)) + " in " + std::string(units::internal_unit(dim)) + ")" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
     value = *fallback;
   } else {
     if (!v->IsScalar())
@@ -296,13 +347,14 @@ double Node::quantity(const std::string& key, units::Dimension dim, std::optiona
     if (!q) fail(key, "expected a " + std::string(units::dimension_name(dim)) + " [" + std::string(units::internal_unit(dim)) + "], got '" + v->Scalar() + "': " + why);
     value = *q;
   }
+  const bool plain = dim == units::Dimension::dimensionless;
   if (!range.contains(value)) {
+    // No unit suffix for plain numbers ("value 0.5 is out of range", not "value 0.5 1").
+    const std::string unit = plain ? std::string() : " " + std::string(units::internal_unit(dim));
     std::ostringstream os;
-    os << "value " << value << " " << units::internal_unit(dim) << " is out of range; expected "
-       << range.describe() << " " << units::internal_unit(dim);
+    os << "value " << value << unit << " is out of range; expected " << range.describe() << unit;
     fail(key, os.str());
   }
-  const bool plain = dim == units::Dimension::dimensionless;
   record(key, plain ? fmt(value) : fmt(value) + " " + std::string(units::internal_unit(dim)));
   return value;
 }
@@ -315,7 +367,7 @@ long Node::integer(const std::string& key, std::optional<long> fallback, long lo
   auto v = lookup(key);
   long value = 0;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected an integer)");
+    if (!fallback) fail(key, "required key is missing (expected an integer)" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
     value = *fallback;
   } else {
     const std::string s = scalar_text(*v);
@@ -338,7 +390,7 @@ bool Node::boolean(const std::string& key, std::optional<bool> fallback) const {
   auto v = lookup(key);
   bool value = false;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected true or false)");
+    if (!fallback) fail(key, "required key is missing (expected true or false)" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
     value = *fallback;
   } else {
     const std::string s = scalar_text(*v);
@@ -358,7 +410,7 @@ std::string Node::choice(const std::string& key, const std::vector<std::string>&
     if (!fallback) {
       std::string all;
       for (const auto& o : options) all += (all.empty() ? "" : ", ") + o;
-      fail(key, "required key is missing (expected one of: " + all + ")");
+      fail(key, "required key is missing (expected one of: " + all + ")" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
     }
     value = *fallback;
   } else {
@@ -384,13 +436,13 @@ std::string Node::text(const std::string& key, std::optional<std::string> fallba
   auto v = lookup(key);
   std::string value;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected a string)");
+    if (!fallback) fail(key, "required key is missing (expected a string)" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
     value = *fallback;
   } else {
     if (!v->IsScalar()) fail(key, "expected a string");
     value = v->Scalar();
   }
-  record(key, "\"" + value + "\"");
+  record(key, yaml_quoted(value));
   return value;
 }
 
@@ -399,7 +451,7 @@ Eigen::Vector3d Node::vec3(const std::string& key, units::Dimension dim,
   auto v = lookup(key);
   Eigen::Vector3d out;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected [x, y, z])");
+    if (!fallback) fail(key, "required key is missing (expected [x, y, z])" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
     out = *fallback;
   } else {
     if (!v->IsSequence() || v->size() != 3)
@@ -424,7 +476,7 @@ Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i
   auto v = lookup(key);
   Eigen::Vector3i out;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected [i, j, k])");
+    if (!fallback) fail(key, "required key is missing (expected [i, j, k])" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
     out = *fallback;
   } else {
     if (!v->IsSequence() || v->size() != 3) fail(key, "expected a list of 3 integers [i, j, k]");
@@ -438,6 +490,10 @@ Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i
         used = 0;
       }
       if (s.empty() || used != s.size()) fail(key, "component " + std::to_string(i) + ": expected an integer, got '" + s + "'");
+      // Range-check before narrowing to int, so that 2^32 + 2 cannot wrap around to 2.
+      if (x < lo || x > hi)
+        fail(key, "component " + std::to_string(i) + " = " + s + " is out of range; expected [" + std::to_string(lo) +
+                      ", " + std::to_string(hi) + "]");
       out[i] = static_cast<int>(x);
     }
   }

@@ -1,0 +1,352 @@
+// The cardiac command line: exit codes, outputs, and the error messages of bad configs.
+// Exit codes (pipeline/main.cpp): 0 success, 1 the run failed, 2 bad usage or invalid config.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef CARDIAC_EXE
+#error "CARDIAC_EXE (path of the cardiac executable) must be defined"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;  ///< exit status, or 128 + signal
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+#define EXPECT_HAS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "'" << (needle) << "' not in:\n" << (haystack)
+
+// A small valid config (elongation of a 2x2x2 block) with known line numbers.
+const char* kTiny =
+    "name: tiny\n"                    //  1
+    "experiment:\n"                   //  2
+    "  type: elongation\n"            //  3
+    "  strain: 0.01\n"                //  4
+    "block:\n"                        //  5
+    "  voxels: [2, 2, 2]\n"           //  6
+    "  voxel_size: 1 mm\n"            //  7
+    "material:\n"                     //  8
+    "  model: isotropic\n"            //  9
+    "  youngs_modulus: 10 kPa\n"      // 10
+    "  poisson_ratio: 0.3\n"          // 11
+    "  density: 1.06 mg/mm^3\n"       // 12
+    "solver:\n"                       // 13
+    "  residual_tol: 1e-6\n";         // 14
+
+// kTiny with the line `from` replaced by `to` (`to` may hold several lines or be empty).
+std::string tiny_with(const std::string& from, const std::string& to) {
+  std::string s = kTiny;
+  const auto at = s.find(from + "\n");
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "line '" << from << "' not in the tiny config";
+    return s;
+  }
+  s.replace(at, from.size() + 1, to.empty() ? std::string() : to + "\n");
+  return s;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    m_dir = fs::temp_directory_path() / ("cardio_cli_test_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override {
+    if (HasFailure()) {
+      std::cerr << "(test directory kept: " << m_dir.string() << ")\n";
+      return;
+    }
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+  }
+
+  // Run cardiac with `args` in the test directory.
+  Result cardiac(const std::vector<std::string>& args) const {
+    std::string cmd = "cd " + shell_quote(m_dir.string()) + " && " + shell_quote(CARDIAC_EXE);
+    for (const auto& a : args) cmd += " " + shell_quote(a);
+    cmd += " > cli.stdout 2> cli.stderr";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
+    r.out = slurp(m_dir / "cli.stdout");
+    r.err = slurp(m_dir / "cli.stderr");
+    return r;
+  }
+
+  fs::path write(const std::string& name, const std::string& content) const {
+    const fs::path p = m_dir / name;
+    std::ofstream(p) << content;
+    return p;
+  }
+
+  // Write `yaml` to cfg.yaml and `cardiac run` it into OUTDIR = out.
+  Result run_config(const std::string& yaml, std::vector<std::string> extra = {}) const {
+    write("cfg.yaml", yaml);
+    std::vector<std::string> args{"run", "cfg.yaml", "-o", "out"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return cardiac(args);
+  }
+
+  fs::path out() const { return m_dir / "out"; }
+
+  void expect_no_results() const {
+    EXPECT_FALSE(fs::exists(out() / "summary.json")) << "a failed run must not leave summary.json";
+    EXPECT_FALSE(fs::exists(out() / "final.vtu")) << "a failed run must not leave final.vtu";
+  }
+
+  // A config error: exit 2, one message naming the file location and the key, nothing computed.
+  void expect_config_error(const Result& r, const std::string& location, const std::vector<std::string>& needles) const {
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_HAS(r.err, "cardiac: invalid config: ");
+    EXPECT_HAS(r.err, location);
+    for (const auto& n : needles) EXPECT_HAS(r.err, n);
+    expect_no_results();
+    EXPECT_FALSE(fs::exists(out())) << "an invalid config must not create OUTDIR";
+  }
+
+  fs::path m_dir;
+};
+
+TEST_F(CliTest, HelpListsCommands) {
+  const Result r = cardiac({"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_HAS(r.out, "Usage:");
+  EXPECT_HAS(r.out, "cardiac run CONFIG.yaml");
+  EXPECT_HAS(r.out, "cardiac bench");
+  EXPECT_HAS(r.out, "cardiac validate");
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_EQ(cardiac({"-h"}).code, 0);
+}
+
+TEST_F(CliTest, Version) {
+  const Result r = cardiac({"--version"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^cardiac \d+\.\d+\.\d+)"))) << r.out;
+}
+
+TEST_F(CliTest, UsageErrorsExit2) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {}, {"frobnicate"}, {"run"}, {"run", "a.yaml", "b.yaml"}, {"run", "a.yaml", "--bogus"}, {"run", "a.yaml", "-o"},
+           {"run", "a.yaml", "--threads", "abc"}, {"run", "a.yaml", "--threads", "1,2"}}) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    const Result r = cardiac(args);
+    EXPECT_EQ(r.code, 2) << "cardiac " << joined << "\n" << r.err;
+    EXPECT_HAS(r.err, "cardiac: ");
+    EXPECT_HAS(r.err, "--help");
+  }
+}
+
+TEST_F(CliTest, MissingConfigFileExit2) {
+  const Result r = cardiac({"run", "no_such.yaml", "-o", "out"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_HAS(r.err, "no_such.yaml: cannot open config file");
+  EXPECT_FALSE(fs::exists(out()));
+}
+
+TEST_F(CliTest, GoodTinyRun) {
+  const std::string config = std::string(CARDIO_SOURCE_DIR) + "/configs/experiments/elongation.yaml";
+  const Result r = cardiac({"run", config, "--set", "block.voxels=[2,2,2]", "-o", "out"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  ASSERT_TRUE(fs::exists(out() / "config.resolved.yaml"));
+  ASSERT_TRUE(fs::exists(out() / "summary.json"));
+  ASSERT_TRUE(fs::exists(out() / "final.vtu"));
+  for (const auto& e : fs::directory_iterator(out()))
+    EXPECT_NE(e.path().filename().string()[0], '.') << "temp file left: " << e.path();
+
+  const std::string resolved = slurp(out() / "config.resolved.yaml");
+  EXPECT_HAS(resolved, "voxels: [2, 2, 2]");    // the override
+  EXPECT_HAS(resolved, "max_iterations:");      // a default filled in
+  EXPECT_HAS(resolved, "youngs_modulus: 10 kPa");
+
+  const nlohmann::json s = nlohmann::json::parse(slurp(out() / "summary.json"));
+  EXPECT_EQ(s["name"], "elongation");
+  EXPECT_EQ(s["experiment"], "elongation");
+  EXPECT_EQ(s["run"]["elements"], 8);
+  EXPECT_EQ(s["run"]["nodes"], 27);
+  const double E = s["measured"]["youngs_modulus_kPa"].get<double>();
+  const double E_expected = s["measured"]["expected"]["youngs_modulus_kPa"].get<double>();
+  EXPECT_NEAR(E, E_expected, 0.05 * E_expected);
+  EXPECT_NEAR(E_expected, 10.0, 1e-9);
+
+  const std::string vtu = slurp(out() / "final.vtu");
+  EXPECT_HAS(vtu.substr(0, 400), "<VTKFile type=\"UnstructuredGrid\"");
+  EXPECT_HAS(vtu, "Name=\"displacement\"");
+  EXPECT_HAS(r.out, "wrote");
+
+  // The resolved config is itself a valid config.
+  const Result v = cardiac({"validate", "out/config.resolved.yaml"});
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_HAS(v.out, "valid");
+}
+
+TEST_F(CliTest, TinyConfigRunsAndValidates) {
+  write("cfg.yaml", kTiny);
+  const Result v = cardiac({"validate", "cfg.yaml"});
+  EXPECT_EQ(v.code, 0) << v.err;
+  const Result r = run_config(kTiny, {"--threads", "1"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(out() / "summary.json"));
+}
+
+TEST_F(CliTest, ValidateReportsConfigErrorsWithExit2) {
+  write("cfg.yaml", tiny_with("  poisson_ratio: 0.3", "  poisson_ratio: 0.7"));
+  const Result r = cardiac({"validate", "cfg.yaml"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_HAS(r.err, "cfg.yaml:11:18: material.poisson_ratio");
+}
+
+TEST_F(CliTest, UnknownKeySuggestsSpelling) {
+  const Result r = run_config(tiny_with("  density: 1.06 mg/mm^3", "  densty: 1.06 mg/mm^3"));
+  expect_config_error(r, "cfg.yaml:12:3", {"unknown key 'material.densty'", "did you mean 'density'?"});
+}
+
+TEST_F(CliTest, MisspeltRequiredKeySuggestsSpelling) {
+  const Result r = run_config(tiny_with("  youngs_modulus: 10 kPa", "  youngs_modulos: 10 kPa"));
+  expect_config_error(r, "cfg.yaml:", {"material.youngs_modulus: required key is missing", "'youngs_modulos'",
+                                      "did you mean 'youngs_modulus'?"});
+}
+
+TEST_F(CliTest, UnknownSectionSuggestsSpelling) {
+  const Result r = run_config(std::string(kTiny) + "solvr:\n  dt: 1 ms\n");
+  expect_config_error(r, "cfg.yaml:15:1", {"unknown key 'solvr'", "did you mean 'solver'?"});
+}
+
+TEST_F(CliTest, WrongType) {
+  const Result r = run_config(tiny_with("  youngs_modulus: 10 kPa", "  youngs_modulus: abc"));
+  expect_config_error(r, "cfg.yaml:10:19", {"material.youngs_modulus", "expected a pressure", "'abc'"});
+}
+
+TEST_F(CliTest, WrongUnitDimension) {
+  const Result r = run_config(tiny_with("  youngs_modulus: 10 kPa", "  youngs_modulus: 10 mm"));
+  expect_config_error(r, "cfg.yaml:10:19", {"material.youngs_modulus", "length", "pressure"});
+}
+
+TEST_F(CliTest, NegativeModulus) {
+  const Result r = run_config(tiny_with("  youngs_modulus: 10 kPa", "  youngs_modulus: -5 kPa"));
+  expect_config_error(r, "cfg.yaml:10:19", {"material.youngs_modulus", "out of range", "(0, inf) kPa"});
+}
+
+TEST_F(CliTest, ZeroModulus) {
+  const Result r = run_config(tiny_with("  youngs_modulus: 10 kPa", "  youngs_modulus: 0 kPa"));
+  expect_config_error(r, "cfg.yaml:10:19", {"material.youngs_modulus", "value 0 kPa is out of range", "(0, inf) kPa"});
+}
+
+TEST_F(CliTest, PoissonRatioOneHalf) {
+  const Result r = run_config(tiny_with("  poisson_ratio: 0.3", "  poisson_ratio: 0.5"));
+  expect_config_error(r, "cfg.yaml:11:18", {"material.poisson_ratio", "value 0.5 is out of range", "(-1, 0.5)"});
+}
+
+TEST_F(CliTest, PoissonRatioMinusOne) {
+  const Result r = run_config(tiny_with("  poisson_ratio: 0.3", "  poisson_ratio: -1"));
+  expect_config_error(r, "cfg.yaml:11:18", {"material.poisson_ratio", "value -1 is out of range", "(-1, 0.5)"});
+}
+
+TEST_F(CliTest, MissingRequiredKey) {
+  const Result r = run_config(tiny_with("  youngs_modulus: 10 kPa", ""));
+  // Located at the material section (its first key, line 9).
+  expect_config_error(r, "cfg.yaml:9:3", {"material.youngs_modulus: required key is missing", "pressure"});
+}
+
+TEST_F(CliTest, MissingRequiredSection) {
+  const Result r = run_config(tiny_with("block:\n  voxels: [2, 2, 2]\n  voxel_size: 1 mm", ""));
+  expect_config_error(r, "cfg.yaml", {"block: required section is missing"});
+}
+
+TEST_F(CliTest, YamlSyntaxError) {
+  const Result r = run_config(tiny_with("  voxels: [2, 2, 2]", "  voxels: [2, 2, 2"));
+  expect_config_error(r, "cfg.yaml:", {"YAML syntax error"});
+}
+
+TEST_F(CliTest, BadOverrideNamesTheOverride) {
+  const Result r = run_config(kTiny, {"--set", "block.voxels=[0,2,2]"});
+  expect_config_error(r, "--set 'block.voxels=[0,2,2]'", {"block.voxels: component 0 = 0 is out of range"});
+  const Result r2 = run_config(kTiny, {"--set", "material.poisson_ratio"});
+  EXPECT_EQ(r2.code, 2) << r2.err;
+  EXPECT_HAS(r2.err, "expected KEY.PATH=VALUE");
+}
+
+TEST_F(CliTest, TimeStepAboveStabilityEstimateFailsTheRun) {
+  // A stale result from an earlier run must not survive a failed re-run.
+  fs::create_directories(out());
+  std::ofstream(out() / "summary.json") << "{}";
+  std::ofstream(out() / "final.vtu") << "stale";
+  const Result r = run_config(tiny_with("  residual_tol: 1e-6", "  residual_tol: 1e-6\n  dt: 10 ms"));
+  // Reported as a run failure (exit 1, pipeline/main.cpp), located at the key.
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "cardiac: run failed: ");
+  EXPECT_HAS(r.err, "cfg.yaml:15:7: solver.dt: 10 ms is above the stability estimate");
+  EXPECT_HAS(r.err, "solver.force_dt");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(stability estimate ([0-9.eE+-]+) ms)"))) << r.err;
+  const double estimate = std::stod(m[1]);
+  EXPECT_GT(estimate, 0.0);
+  EXPECT_LT(estimate, 10.0);
+  expect_no_results();
+}
+
+TEST_F(CliTest, TimeStepFromOverrideNamesTheOverride) {
+  const Result r = run_config(kTiny, {"--set", "solver.dt=10 ms"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "--set 'solver.dt=10 ms': solver.dt: 10 ms is above the stability estimate");
+  expect_no_results();
+}
+
+TEST_F(CliTest, ForceDtRunsAnywayAndStopsOnInstability) {
+  const Result r = run_config(
+      tiny_with("  residual_tol: 1e-6", "  residual_tol: 1e-6\n  dt: 10 ms\n  force_dt: true\n  max_iterations: 30"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(r.err.find("above the stability estimate"), std::string::npos) << "force_dt must skip the check:\n" << r.err;
+  EXPECT_HAS(r.out, "using 10 ms");  // the forced step was used
+  if (r.err.find("unstable") != std::string::npos) {
+    // Blew up: the message names the step and the node (and an element containing it).
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(at step \d+)"))) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(node \d+)"))) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(element \d+)"))) << r.err;
+  } else {
+    EXPECT_HAS(r.err, "did not converge");
+  }
+  expect_no_results();
+  EXPECT_TRUE(fs::exists(out() / "run.log"));
+  EXPECT_HAS(slurp(out() / "run.log"), "run failed");
+}
+
+TEST_F(CliTest, UnconvergedRunFailsWithExit1) {
+  const Result r = run_config(tiny_with("  residual_tol: 1e-6", "  residual_tol: 1e-12\n  max_iterations: 5"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "did not converge");
+  EXPECT_HAS(r.err, "solver.max_iterations");
+  expect_no_results();
+}
+
+}  // namespace
