@@ -31,7 +31,7 @@ mechanics::FibreField parse_fibres(const Node& n) {
     if (!(v.norm() > 0)) n.fail(key, "expected a non-zero direction vector");
     return Eigen::Vector3d(v.normalized());
   };
-  f.direction = unit("direction", Eigen::Vector3d::UnitX());
+  if (type != "random") f.direction = unit("direction", Eigen::Vector3d::UnitX());
   if (type == "uniform") {
     f.kind = mechanics::FibreField::Kind::uniform;
     f.sheet = unit("sheet", Eigen::Vector3d::UnitY());
@@ -42,6 +42,7 @@ mechanics::FibreField parse_fibres(const Node& n) {
     f.angle_end = n.quantity("angle_end", Dimension::angle, std::nullopt);
   } else {
     f.kind = mechanics::FibreField::Kind::random;
+    for (const char* k : {"direction", "sheet", "axis"}) n.reject_if_present(k, "random fibres take only a seed");
     f.seed = static_cast<std::uint64_t>(n.integer("seed", 1, 0, 1L << 62));
   }
   return f;
@@ -67,9 +68,10 @@ MaterialParams parse_material(const Node& n) {
         m.constants = mechanics::ElasticConstants::transversely_isotropic_bulk(
             Ef, Ec, G, n.quantity("bulk_modulus", Dimension::pressure, std::nullopt, Range::positive()));
       else
-        m.constants = mechanics::ElasticConstants::transversely_isotropic(Ef, Ec, G, n.number("poisson_ratio", std::nullopt, poisson));
+        m.constants = mechanics::ElasticConstants::transversely_isotropic(Ef, Ec, G, n.number("poisson_ratio", std::nullopt, Range::open(-1.0, 1.0)));
     } catch (const Error& e) {
-      n.fail("", e.what());
+      std::string msg = e.what();
+      n.fail("", msg.rfind("material: ", 0) == 0 ? msg.substr(10) : msg);
     }
   }
   const std::string law = n.choice("axial_law", {"linear", "exponential"}, "linear");
@@ -86,12 +88,17 @@ ElementParams parse_element(const Node& n) {
   ElementParams e;
   e.type = n.choice("type", {"bourguignon_cani", "baudet_cube"}, "bourguignon_cani");
   e.damping_time = n.quantity("damping_time", Dimension::time, 0.0, Range::non_negative());
-  e.hourglass_factor = n.number("hourglass_factor", 1.0, Range::non_negative());
+  // Baudet's edge springs already resist bending; its control only removes the M2 spring set's
+  // zero-energy modes, so a small factor (docs/calibration.md).
+  e.hourglass_factor = n.number("hourglass_factor", e.type == "bourguignon_cani" ? 1.0 : 0.05, Range::non_negative());
   if (e.type == "bourguignon_cani") {
     e.volume_terms = n.boolean("volume_terms", true);
     e.radial_share = n.number("radial_share", 0.0, Range::closed(0, 1));
+    n.reject_if_present("corrective_forces", "Baudet's corrective forces belong to type: baudet_cube");
   } else {
     e.corrective_forces = n.boolean("corrective_forces", true);
+    for (const char* k : {"volume_terms", "radial_share"})
+      n.reject_if_present(k, "volume terms belong to type: bourguignon_cani");
   }
   return e;
 }
@@ -103,10 +110,13 @@ ExperimentParams parse_experiment(const Node& n) {
     x.kind = ExperimentKind::elongation;
     x.axis = axis_index(n, "axis", "x");
     x.traction = n.choice("control", {"displacement", "traction"}, "displacement") == "traction";
-    if (x.traction)
+    if (x.traction) {
       x.stress = n.quantity("stress", Dimension::pressure, std::nullopt);
-    else
+      n.reject_if_present("strain", "strain is prescribed with control: displacement only");
+    } else {
       x.strain = n.number("strain", 0.01, Range::open(-0.9, 10));
+      n.reject_if_present("stress", "stress is prescribed with control: traction only");
+    }
   } else if (type == "shear") {
     x.kind = ExperimentKind::shear;
     x.axis = axis_index(n, "direction", "x");
@@ -126,20 +136,23 @@ ExperimentParams parse_experiment(const Node& n) {
 SolverParams parse_solver(const Node& n) {
   SolverParams s;
   s.mode = n.choice("mode", {"quasi_static", "dynamic"}, "quasi_static");
-  s.scheme = n.choice("scheme", {"verlet", "semi_implicit_euler"}, "verlet") == "verlet"
-                 ? mechanics::Scheme::verlet
-                 : mechanics::Scheme::semi_implicit_euler;
   s.dt_where = n.where_of("dt");
   s.dt = n.quantity("dt", Dimension::time, 0.0, Range::non_negative());
-  s.dt_safety = n.number("dt_safety", 0.9, {0.0, 1.0, true, false});
+  s.dt_safety = n.number("dt_safety", 0.8, {0.0, 1.0, true, false});
   s.force_dt = n.boolean("force_dt", false);
   if (s.mode == "quasi_static") {
     s.load_steps = static_cast<int>(n.integer("load_steps", 1, 1, 100000));
     s.residual_tol = n.number("residual_tol", 1e-8, Range::open(0, 1));
     s.max_iterations = n.integer("max_iterations", 2000000, 1, 1000000000);
+    for (const char* k : {"t_end", "ramp_time", "scheme"}) n.reject_if_present(k, "used with mode: dynamic only");
   } else {
+    s.scheme = n.choice("scheme", {"verlet", "semi_implicit_euler"}, "verlet") == "verlet"
+                   ? mechanics::Scheme::verlet
+                   : mechanics::Scheme::semi_implicit_euler;
     s.t_end = n.quantity("t_end", Dimension::time, std::nullopt, Range::positive());
     s.ramp_time = n.quantity("ramp_time", Dimension::time, 0.0, Range::non_negative());
+    for (const char* k : {"load_steps", "residual_tol", "max_iterations"})
+      n.reject_if_present(k, "used with mode: quasi_static only");
   }
   return s;
 }
@@ -173,7 +186,9 @@ RunConfig parse_run_config(config::Document& doc) {
           k, {c.element.radial_share, c.element.hourglass_factor, c.element.volume_terms, c.material.law,
               c.material.exponent, c.element.damping_time});
   } catch (const Error& e) {
-    root.child("material").fail("", e.what());
+    std::string msg = e.what();
+    if (msg.rfind("material: ", 0) == 0) msg = msg.substr(10);
+    root.child("material").fail("", msg);
   }
   return c;
 }

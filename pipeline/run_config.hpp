@@ -24,7 +24,7 @@ struct MaterialParams {
 struct ElementParams {
   std::string type = "bourguignon_cani";      ///< bourguignon_cani | baudet_cube
   double radial_share = 0.0;
-  double hourglass_factor = 1.0;
+  double hourglass_factor = 1.0;             ///< default 1 (B&C), 0.05 (Baudet)
   bool volume_terms = true;
   bool corrective_forces = true;              ///< Baudet's eq. 9 forces
   double damping_time = 0.0;                  ///< [ms]
@@ -47,7 +47,7 @@ struct SolverParams {
   std::string mode = "quasi_static";          ///< quasi_static | dynamic
   mechanics::Scheme scheme = mechanics::Scheme::verlet;
   double dt = 0.0;                            ///< [ms]; 0 = estimated stable step x safety
-  double dt_safety = 0.9;
+  double dt_safety = 0.8;
   bool force_dt = false;
   std::string dt_where;                       ///< config location of solver.dt (for errors)
   int load_steps = 1;

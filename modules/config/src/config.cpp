@@ -287,6 +287,10 @@ void Node::record(const std::string& key, const std::string& resolved) const {
 
 bool Node::has(const std::string& key) const { return lookup(key) != nullptr; }
 
+void Node::reject_if_present(const std::string& key, const std::string& why) const {
+  if (lookup(key)) fail(key, "does not apply here: " + why);
+}
+
 Node Node::child(const std::string& key) const {
   auto v = lookup(key);
   if (!v) fail(key, "required section is missing" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));

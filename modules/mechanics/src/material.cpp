@@ -49,7 +49,9 @@ ElasticConstants ElasticConstants::transversely_isotropic(double E_f, double E_c
   check_positive(E_f, "E_fibre");
   check_positive(E_c, "E_cross");
   check_positive(G, "G (fibre shear modulus)");
-  if (!(nu > -1 && nu < 0.5)) CARDIO_FAIL("material: cross-fibre Poisson ratio must be in (-1, 0.5), got " << nu);
+  // In-plane Poisson ratios of anisotropic materials may exceed 1/2 (stiff fibres force the
+  // volume change into the cross plane); positive definiteness is checked by the calibration.
+  if (!(nu > -1 && nu < 1)) CARDIO_FAIL("material: cross-fibre Poisson ratio must be in (-1, 1), got " << nu);
   return {E_f, E_c, G, nu};
 }
 
@@ -63,7 +65,7 @@ ElasticConstants ElasticConstants::transversely_isotropic_bulk(double E_f, doubl
       return std::numeric_limits<double>::infinity();
     }
   };
-  double lo = -0.999, hi = 0.4999999;
+  double lo = -0.999, hi = 0.9999999;
   while (hi > lo && !std::isfinite(bulk(hi))) hi -= 1e-3;
   if (!(bulk(lo) <= K && K <= bulk(hi)))
     CARDIO_FAIL("material: bulk modulus " << K << " kPa is outside the range " << bulk(lo) << " .. "

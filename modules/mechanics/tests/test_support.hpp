@@ -6,6 +6,8 @@
 #include <memory>
 #include <random>
 
+#include "cardio/core/error.hpp"
+
 #include "cardio/mechanics/baudet_cube.hpp"
 #include "cardio/mechanics/block.hpp"
 #include "cardio/mechanics/bourguignon_cani.hpp"

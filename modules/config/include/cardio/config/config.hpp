@@ -71,6 +71,10 @@ class Node {
   Eigen::Vector3i int3(const std::string& key, std::optional<Eigen::Vector3i> fallback, long lo,
                        long hi) const;
 
+  /// A key of the schema that does not apply in this configuration: an error naming `why` if
+  /// it is present (instead of a generic "unknown key").
+  void reject_if_present(const std::string& key, const std::string& why) const;
+
   /// Throw cardio::Error "FILE:LINE:COL: KEY: MESSAGE" located at `key` (or this node).
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 

@@ -13,7 +13,8 @@ struct ElasticConstants {
   double E_fibre = 0;   ///< Young's modulus along f [kPa]
   double E_cross = 0;   ///< Young's modulus along s and n [kPa]
   double G_fibre = 0;   ///< shear modulus in the f-s and f-n planes [kPa]
-  double nu_cross = 0;  ///< Poisson ratio in the s-n plane (contraction along n for a pull along s)
+  double nu_cross = 0;  ///< Poisson ratio in the s-n plane (contraction along n for a pull along s);
+                        ///< may exceed 1/2 for strongly anisotropic, nearly incompressible tissue
 
   /// Isotropic material from (E, nu); requires E > 0, -1 < nu < 0.5.
   static ElasticConstants isotropic(double E, double nu);
