@@ -1,6 +1,8 @@
 // cardiac: command-line entry point. Exit codes: 0 success, 1 the run failed (simulation
 // error, unstable or unconverged solve), 2 bad usage or bad config (nothing was computed).
 #include <chrono>
+#include <cmath>
+#include <type_traits>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -67,15 +69,20 @@ std::vector<T> parse_list(const std::string& s, const std::string& what) {
   std::vector<T> out;
   std::stringstream ss(s);
   for (std::string item; std::getline(ss, item, ',');) {
+    std::size_t used = 0;
+    double v = 0;
     try {
-      std::size_t used = 0;
-      const double v = std::stod(item, &used);
-      if (used != item.size() || v <= 0) throw 0;
-      out.push_back(static_cast<T>(v));
+      v = std::stod(item, &used);
     } catch (...) {
-      usage_error(what + ": expected a comma-separated list of positive numbers, got '" + s + "'");
+      used = 0;
     }
+    const bool integral = std::is_integral_v<T>;
+    if (used == 0 || used != item.size() || !(v > 0) || (integral && (v != std::floor(v) || v > 1e9)))
+      usage_error(what + ": expected a comma-separated list of positive " + (integral ? "integers" : "numbers") +
+                  ", got '" + s + "'");
+    out.push_back(static_cast<T>(v));
   }
+  if (out.empty()) usage_error(what + ": expected a value, got '" + s + "'");
   return out;
 }
 
@@ -162,7 +169,16 @@ int run(const Args& a) {
   }
   if (a.threads > 0) set_thread_count(a.threads);
   const fs::path out = a.outdir.empty() ? fs::path("results") / cfg.name : fs::path(a.outdir);
-  fs::create_directories(out);
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
+    std::cerr << "cardiac: output " << out.string() << " exists and is not a directory\n";
+    return kExitUsage;
+  }
+  fs::create_directories(out, ec);
+  if (ec) {
+    std::cerr << "cardiac: cannot create output directory " << out.string() << ": " << ec.message() << "\n";
+    return kExitUsage;
+  }
   // A re-run into an old directory must not leave old results that look finished.
   for (const char* stale : {"summary.json", "final.vtu"}) fs::remove(out / stale);
 

@@ -144,18 +144,22 @@ double bc_element_forces(const BCElementData& d, const BCModuli& m, const NodeMa
   Eigen::Matrix3d g = Eigen::Matrix3d::Zero();     // g.col(a): force on the "+" point of axis a
   const bool damped = v != nullptr && m.damping_time > 0;
   double W = 0;
+  // Divisions are the expensive operations here: take the six reciprocals once.
   const V3 len(A.col(0).norm(), A.col(1).norm(), A.col(2).norm());
+  const V3 inv_len = len.cwiseInverse();
+  const V3 inv_r = V3(d.rest_length[0], d.rest_length[1], d.rest_length[2]).cwiseInverse();
 
   // Axial damped springs (B&C 2000, sec. 2.2) with the per-axis law: force = A_a P, A_a = V0/r_a.
   Eigen::Matrix3d Adot;
   if (damped) Adot = axes(d.W, *v);
   for (int a = 0; a < 3; ++a) {
-    const double r = d.rest_length[a];
     double P = 0;
-    W += V0 * axial_law(m.axial[a], len[a] / r, P);
-    double mag = V0 / r * P;
-    if (damped) mag += m.damping_time * (V0 * m.axial[a].modulus / (r * r)) * Adot.col(a).dot(A.col(a)) / len[a];
-    g.col(a) -= mag / len[a] * A.col(a);
+    W += V0 * axial_law(m.axial[a], len[a] * inv_r[a], P);
+    double mag = V0 * inv_r[a] * P;
+    // kd = tau k_a with the small-strain axial stiffness k_a = V0 d_a / r_a^2.
+    if (damped)
+      mag += m.damping_time * V0 * m.axial[a].modulus * inv_r[a] * inv_r[a] * Adot.col(a).dot(A.col(a)) * inv_len[a];
+    g.col(a) -= mag * inv_len[a] * A.col(a);
   }
 
   // Angular springs between axis pairs (B&C 2000, sec. 2.2), as the exact gradient of
@@ -163,18 +167,18 @@ double bc_element_forces(const BCElementData& d, const BCModuli& m, const NodeMa
   // the paper's approximate force).
   for (int p = 0; p < 3; ++p) {
     const int a = kPairs[p][0], b = kPairs[p][1];
-    const double inv_ab = 1 / (len[a] * len[b]);
+    const double inv_ab = inv_len[a] * inv_len[b];
     const double cs = A.col(a).dot(A.col(b)) * inv_ab;
     const double K = m.shear[p] * V0;
     W += 0.5 * K * cs * cs;
     const double kc = K * cs;
-    g.col(a) -= kc * (A.col(b) * inv_ab - cs * A.col(a) / (len[a] * len[a]));
-    g.col(b) -= kc * (A.col(a) * inv_ab - cs * A.col(b) / (len[b] * len[b]));
+    g.col(a) -= kc * (inv_ab * A.col(b) - cs * inv_len[a] * inv_len[a] * A.col(a));
+    g.col(b) -= kc * (inv_ab * A.col(a) - cs * inv_len[b] * inv_len[b] * A.col(b));
   }
 
   // Volume term kappa V0/2 (J - 1)^2, J = det F = det A / (r_f r_s r_n); d det A / d l_a = cofactor.
   if (m.bulk_jacobian != 0) {
-    const double inv_detL = 1 / (d.rest_length[0] * d.rest_length[1] * d.rest_length[2]);
+    const double inv_detL = inv_r[0] * inv_r[1] * inv_r[2];
     const V3 c0 = A.col(1).cross(A.col(2)), c1 = A.col(2).cross(A.col(0)), c2 = A.col(0).cross(A.col(1));
     const double J = A.col(0).dot(c0) * inv_detL;
     W += 0.5 * V0 * m.bulk_jacobian * (J - 1) * (J - 1);
