@@ -242,7 +242,7 @@ BourguignonCaniForces::BourguignonCaniForces(const HexMesh& mesh, std::vector<BC
 }
 
 void BourguignonCaniForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
-  const bool with_v = v.cols() == x.cols();
+  const bool with_v = v.cols() == x.cols() && max_damping_time() > 0;  // no gathers when undamped
   const bool with_rest = m_rest.cols() > 0;
   // The schedule makes the scatter race-free and its summation order thread-count independent.
   for_each_element(m_schedule, [&](std::int32_t e) {
