@@ -86,7 +86,15 @@ Eigen::Matrix<double, 6, 6> predicted_stiffness(const RunConfig& cfg) {
   R << one.fibre.col(0), one.sheet.col(0), one.normal(0);
   mech::BCCalibration opt{cfg.element.radial_share, cfg.element.hourglass_factor, cfg.element.volume_terms,
                           cfg.material.law, cfg.material.exponent, cfg.element.damping_time};
-  return mech::rotate_voigt(mech::stiffness_voigt(mech::calibrate_bourguignon_cani(cfg.material.constants, opt)), R);
+  mech::BCModuli m = mech::calibrate_bourguignon_cani(cfg.material.constants, opt);
+  // The radial springs are tied to the voxel corners, not to the fibre frame: their share
+  // (normal coupling r and shear r, docs/calibration.md) is added in the voxel axes.
+  const double r = m.radial;
+  m.radial = 0;
+  Eigen::Matrix<double, 6, 6> C = mech::rotate_voigt(mech::stiffness_voigt(m), R);
+  C.topLeftCorner<3, 3>().array() += r;
+  C.bottomRightCorner<3, 3>().diagonal().array() += r;
+  return C;
 }
 
 ExperimentModel build_model(const RunConfig& cfg) {

@@ -1,5 +1,7 @@
 #include "cardio/mechanics/baudet_cube.hpp"
 
+#include <cmath>
+
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 #include "hourglass.hpp"
@@ -76,8 +78,13 @@ BaudetCubeForces::BaudetCubeForces(const HexMesh& mesh, std::vector<BaudetConsta
   for (std::size_t e = 0; e < m_hexes.size(); ++e) {
     CARDIO_CHECK(m_material[e] < m_constants.size(), "element " << e << " has material " << m_material[e]
                                                                 << " without Baudet constants");
-    CARDIO_CHECK(detail::hourglass_defect(gather(m_rest, m_hexes[e])) < 1e-9,
-                 "element " << e << " is not a parallelepiped; Baudet's element is a cube");
+    // Eqs. 7-8 hold for cubes only (Baudet et al. 2007, sec. 4): equal edges, right angles.
+    const NodeMatrix X = gather(m_rest, m_hexes[e]);
+    const double h = (X.col(1) - X.col(0)).norm();
+    bool cube = detail::hourglass_defect(X) < 1e-9;
+    for (const auto& edge : kEdges) cube = cube && std::abs((X.col(edge[0]) - X.col(edge[1])).norm() - h) < 1e-9 * h;
+    cube = cube && std::abs((X.col(6) - X.col(0)).norm() - std::sqrt(3.0) * h) < 1e-9 * h;
+    CARDIO_CHECK(cube, "element " << e << " is not a cube; Baudet's spring constants hold for cubes only");
   }
   m_schedule = schedule_elements(mesh);
 }
