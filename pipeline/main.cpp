@@ -105,19 +105,15 @@ Args parse_args(int argc, char** argv) {
     } else if (s == "-o" || s == "--output") {
       a.outdir = value();
     } else if (s == "--threads") {
-      if (a.command == "bench") {
-        a.thread_list = parse_list<int>(value(), "--threads");
-      } else {
-        const auto t = parse_list<int>(value(), "--threads");
-        if (t.size() != 1) usage_error("--threads takes one number for run");
-        a.threads = t[0];
-      }
+      a.thread_list = parse_list<int>(value(), "--threads");
     } else if (s == "--set") {
       a.overrides.push_back(value());
     } else if (s == "--sizes") {
       a.sizes = parse_list<long>(value(), "--sizes");
     } else if (s == "--seconds") {
-      a.seconds = parse_list<double>(value(), "--seconds").at(0);
+      const auto secs = parse_list<double>(value(), "--seconds");
+      if (secs.size() != 1) usage_error("--seconds takes one number");
+      a.seconds = secs[0];
     } else if (s == "--json") {
       a.json = value();
     } else if (!s.empty() && s[0] == '-') {
@@ -132,6 +128,10 @@ Args parse_args(int argc, char** argv) {
   }
   if (a.command != "run" && a.command != "validate" && a.command != "bench") usage_error("unknown command '" + a.command + "'");
   if ((a.command == "run" || a.command == "validate") && a.config.empty()) usage_error(a.command + " needs a CONFIG.yaml");
+  if (a.command != "bench" && !a.thread_list.empty()) {
+    if (a.thread_list.size() != 1) usage_error("--threads takes one number for " + a.command);
+    a.threads = a.thread_list[0];
+  }
   return a;
 }
 

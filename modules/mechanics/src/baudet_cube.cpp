@@ -90,7 +90,7 @@ BaudetCubeForces::BaudetCubeForces(const HexMesh& mesh, std::vector<BaudetConsta
 }
 
 void BaudetCubeForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
-  const bool with_v = v.cols() == x.cols();
+  const bool with_v = v.cols() == x.cols() && max_damping_time() > 0;  // no gathers when undamped
   for_each_element(m_schedule, [&](std::int32_t e) {
     const Hex& hx = m_hexes[e];
     NodeMatrix ve, fe = NodeMatrix::Zero();

@@ -26,16 +26,18 @@ bool intersect_face(const NodeMatrix& X, int face, const V3& c, const V3& d, Axi
   const V3 A = X.col(F[0]), B = X.col(F[1]), C = X.col(F[2]), D = X.col(F[3]);
   double z = 0.5, e = 0.5;
   double t = (0.25 * (A + B + C + D) - c).dot(d);
+  const double size = (A - C).norm() + (B - D).norm();
   for (int it = 0; it < 50; ++it) {
     const V3 r = face_point(X, face, z, e) - (c + t * d);
     Eigen::Matrix3d J;
     J << e * (A - B) + (1 - e) * (D - C), z * A + (1 - z) * B - (1 - z) * C - z * D, -d;
-    if (std::abs(J.determinant()) < 1e-300) return false;
-    const V3 step = J.colPivHouseholderQr().solve(r);
+    const double det = J.determinant();
+    if (!(std::abs(det) > 1e-14 * size * size)) return false;  // ray parallel to the face
+    const V3 step = J.inverse() * r;
     z -= step[0];
     e -= step[1];
     t -= step[2];
-    if (step.norm() < 1e-15 * (1 + std::abs(t))) break;
+    if (std::abs(step[0]) + std::abs(step[1]) < 1e-15 && std::abs(step[2]) < 1e-15 * size) break;
   }
   const double tol = 1e-9;
   if (!(z >= -tol && z <= 1 + tol && e >= -tol && e <= 1 + tol && t > 0)) return false;

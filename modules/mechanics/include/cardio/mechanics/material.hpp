@@ -81,8 +81,9 @@ struct BaudetConstants {
   double hourglass = 0; ///< hourglass stiffness k_hg [mN/mm] (our addition, see docs)
   double damping_time = 0;  ///< [ms]
 };
-/// hourglass_factor scales k_hg = E h / 6 (0 = the paper's element alone).
-BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_time, double hourglass_factor = 1.0);
+/// hourglass_factor scales k_hg = E h / 6 (0 = the paper's element alone). The edge springs
+/// already resist bending, so the default only removes the spring set's zero-energy modes.
+BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_time, double hourglass_factor = 0.05);
 
 /// 6x6 Voigt stiffness (order 11, 22, 33, 23, 13, 12; engineering shear strains) in the
 /// material frame (f, s, n) of the small-strain response the calibrated element has. Built
