@@ -37,7 +37,10 @@ bool intersect_face(const NodeMatrix& X, int face, const V3& c, const V3& d, Axi
     z -= step[0];
     e -= step[1];
     t -= step[2];
-    if (std::abs(step[0]) + std::abs(step[1]) < 1e-15 && std::abs(step[2]) < 1e-15 * size) break;
+    // Planar faces converge in one or two iterations, warped ones in a few.
+    if (std::abs(step[0]) + std::abs(step[1]) < 1e-13 * (1 + std::abs(z) + std::abs(e)) &&
+        std::abs(step[2]) < 1e-13 * (size + std::abs(t)))
+      break;
   }
   const double tol = 1e-9;
   if (!(z >= -tol && z <= 1 + tol && e >= -tol && e <= 1 + tol && t > 0)) return false;
