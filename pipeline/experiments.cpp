@@ -311,7 +311,8 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
   json run;
   if (cfg.solver.mode == "quasi_static") {
     mech::QuasiStaticOptions o;
-    o.dt = dt;
+    o.dt = cfg.solver.dt;  // 0: re-estimated at each load step
+    o.dt_safety = cfg.solver.dt_safety;
     o.load_steps = cfg.solver.load_steps;
     o.residual_tol = cfg.solver.residual_tol;
     o.max_iterations = cfg.solver.max_iterations;
@@ -320,6 +321,7 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
       CARDIO_FAIL("quasi-static solve did not converge: relative residual " << q.residual << " > solver.residual_tol "
                   << cfg.solver.residual_tol << " after " << q.iterations
                   << " iterations (raise solver.max_iterations or load_steps)");
+    dt = q.min_dt;
     run["iterations"] = q.iterations;
     run["relative_residual"] = q.residual;
     if (log) *log << "quasi-static: converged in " << q.iterations << " iterations, residual " << q.residual << "\n";

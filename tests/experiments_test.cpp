@@ -101,6 +101,32 @@ TEST(AnisotropyTest, FibreStiffnessRatioAndShearCoupling) {
   EXPECT_NEAR(d["shear_strain_xy"].get<double>(), 0.0, 1e-6);
 }
 
+TEST(ExponentialLawTest, SmallStrainModulusAndStiffening) {
+  // Guccione-type axial springs with C = d / b: at small strain the block has the requested E;
+  // at 10 % stretch the secant modulus is higher (exponential stiffening). The quasi-static
+  // solver re-estimates its step at each load step, so one step of 10 % converges.
+  const std::vector<std::string> law{"material.axial_law=exponential", "material.b_f=8", "material.b_s=2", "material.b_n=2"};
+  auto small = law, large = law;
+  small.push_back("experiment.strain=0.001");
+  large.push_back("experiment.strain=0.1");
+  const double E_small = run("elongation", small)["youngs_modulus_kPa"];
+  const double E_large = run("elongation", large)["youngs_modulus_kPa"];
+  std::cout << "exponential law: E at 0.1 % " << E_small << " kPa, secant E at 10 % " << E_large << " kPa\n";
+  EXPECT_NEAR(E_small / 10.0, 1.0, 0.01);
+  EXPECT_GT(E_large, 1.1 * E_small);
+}
+
+TEST(DynamicRunTest, SlowRampMatchesQuasiStatic) {
+  // Explicit dynamics with a load ramp much slower than the block's lowest period gives the
+  // quasi-static answer; both schemes.
+  const double E_static = run("elongation", {})["youngs_modulus_kPa"];
+  for (const std::string scheme : {"verlet", "semi_implicit_euler"}) {
+    const auto m = run("elongation", {"solver.mode=dynamic", "solver.residual_tol=null", "solver.t_end=80 ms",
+                                      "solver.ramp_time=60 ms", "element.damping_time=0.05 ms", "solver.scheme=" + scheme});
+    EXPECT_NEAR(m["youngs_modulus_kPa"].get<double>() / E_static, 1.0, 0.01) << scheme;
+  }
+}
+
 TEST(VolumeSpringsTest, VolumeChangeOfLoadedBlock) {
   // 10 % stretch of a nearly incompressible block (nu = 0.45): with volume terms the volume
   // changes by about (1 - 2 nu) 10 % = 1 %, without them by about 10 % (B&C 2000, Fig. 3).

@@ -100,7 +100,7 @@ void check_state(const MassSpringSystem& sys, const HexMesh& mesh, const NodeSta
 
 QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh& mesh, NodeState& s,
                                      const QuasiStaticOptions& o) {
-  CARDIO_CHECK(o.dt > 0, "quasi-static solver needs a positive pseudo time step");
+  CARDIO_CHECK(o.dt >= 0 && o.dt_safety > 0 && o.dt_safety <= 1, "quasi-static solver: bad time step settings");
   CARDIO_CHECK(o.load_steps >= 1, "quasi-static solver needs at least one load step");
   QuasiStaticResult res;
   const std::int64_t n = s.x.cols();
@@ -115,10 +115,14 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
     };
     auto project = [&](Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double) { sys.project(x, v, lf, 0.0); };
     forces(s.x, s.v, 0, s.f);
+    const double dt = o.dt > 0 ? o.dt
+                               : o.dt_safety * stable_time_step(estimate_max_frequency(sys, s.x),
+                                                                sys.internal().max_damping_time());
+    res.min_dt = k == 1 ? dt : std::min(res.min_dt, dt);
     double ke_prev = 0;
     bool converged = false;
     for (long it = 1; it <= o.max_iterations; ++it) {
-      step(Scheme::verlet, s, 0.0, o.dt, forces, project);
+      step(Scheme::verlet, s, 0.0, dt, forces, project);
       ++res.iterations;
       const double ke = kinetic_energy(s);
       if (ke < ke_prev) {
@@ -127,7 +131,7 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
         // rest. Without the step back, modes near the stability limit re-trigger the reset
         // every few steps and the slow modes stall.
         parallel_for(n, [&](std::int64_t i) {
-          s.x.col(i) -= (1.5 * o.dt * s.v.col(i) - (0.5 * o.dt * o.dt / s.mass[i]) * s.f.col(i)).cwiseProduct(free.col(i));
+          s.x.col(i) -= (1.5 * dt * s.v.col(i) - (0.5 * dt * dt / s.mass[i]) * s.f.col(i)).cwiseProduct(free.col(i));
         });
         s.v.setZero();
         forces(s.x, s.v, 0, s.f);
@@ -136,7 +140,7 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
         ke_prev = ke;
       }
       if (it % o.check_every != 0) continue;
-      check_state(sys, mesh, s, o.dt, res.iterations, 0.0);
+      check_state(sys, mesh, s, dt, res.iterations, 0.0);
       fext.setZero(3, n);
       sys.add_loads(s.x, lf, fext);
       const double r_free = parallel_max(n, [&](std::int64_t i) { return s.f.col(i).cwiseProduct(free.col(i)).cwiseAbs().maxCoeff(); });

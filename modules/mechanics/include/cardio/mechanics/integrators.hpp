@@ -39,19 +39,23 @@ struct QuasiStaticOptions {
   int load_steps = 1;            ///< load factor raised in equal increments to 1
   double residual_tol = 1e-8;    ///< stop when max free residual <= tol * force scale
   long max_iterations = 1000000; ///< per load step
-  double dt = 0;                 ///< pseudo time step [ms] (<= stable step)
+  double dt = 0;                 ///< pseudo time step [ms]; 0: estimated at each load step
+  double dt_safety = 0.8;        ///< fraction of the estimated stable step when dt = 0
   int check_every = 10;
 };
 
 struct QuasiStaticResult {
   bool converged = false;
+  double min_dt = 0;         ///< smallest pseudo time step used [ms]
   long iterations = 0;       ///< total over load steps
   double residual = 0;       ///< final relative residual
   double force_scale = 0;    ///< [mN]
 };
 
 /// Dynamic relaxation with kinetic damping: Verlet steps; whenever the kinetic energy passes a
-/// peak the positions step back to the estimated peak and the velocities are zeroed; converged when the largest free-DOF force falls below
+/// peak the positions step back to the estimated peak and the velocities are zeroed. With
+/// dt = 0 the stable step is re-estimated at the start of every load step, at the projected
+/// state, since stiffening laws (exponential springs) can raise the frequencies; converged when the largest free-DOF force falls below
 /// residual_tol times the largest external load or reaction.
 QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh& mesh, NodeState& s,
                                      const QuasiStaticOptions& options);
