@@ -294,19 +294,28 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
   ExperimentResult res;
   res.state = sys.rest_state(0.0);
 
-  const double w = mech::estimate_max_frequency(sys, res.state.x);
-  const double dt_stable = mech::stable_time_step(w, sys.internal().max_damping_time());
-  double dt = cfg.solver.dt_safety * dt_stable;
-  if (cfg.solver.dt > 0) {
-    if (cfg.solver.dt > dt_stable && !cfg.solver.force_dt)
-      CARDIO_FAIL(cfg.solver.dt_where << ": solver.dt: " << cfg.solver.dt << " ms is above the stability estimate "
-                  << dt_stable << " ms of this model (largest frequency " << w
-                  << " rad/ms); use a smaller dt, or set solver.force_dt: true to run anyway");
-    dt = cfg.solver.dt;
+  // The stability estimate at rest checks a user-given dt and sets the dynamic step; the
+  // quasi-static solver with dt = 0 makes its own estimate at every load step.
+  const bool auto_quasi_static = cfg.solver.mode == "quasi_static" && cfg.solver.dt == 0;
+  double dt_stable = 0, dt = 0;
+  if (!auto_quasi_static) {
+    const double w = mech::estimate_max_frequency(sys, res.state.x);
+    dt_stable = mech::stable_time_step(w, sys.internal().max_damping_time());
+    dt = cfg.solver.dt_safety * dt_stable;
+    if (cfg.solver.dt > 0) {
+      if (cfg.solver.dt > dt_stable && !cfg.solver.force_dt)
+        CARDIO_FAIL(cfg.solver.dt_where << ": solver.dt: " << cfg.solver.dt << " ms is above the stability estimate "
+                    << dt_stable << " ms of this model (largest frequency " << w
+                    << " rad/ms); use a smaller dt, or set solver.force_dt: true to run anyway");
+      dt = cfg.solver.dt;
+    }
   }
-  if (log)
+  if (log) {
     *log << "model: " << model.mesh.n_elements() << " " << sys.internal().name() << " elements, " << model.mesh.n_nodes()
-         << " nodes; stable dt " << dt_stable << " ms, using " << dt << " ms, " << thread_count() << " thread(s)\n";
+         << " nodes, " << thread_count() << " thread(s)";
+    if (!auto_quasi_static) *log << "; stable dt " << dt_stable << " ms, using " << dt << " ms";
+    *log << "\n";
+  }
 
   json run;
   if (cfg.solver.mode == "quasi_static") {
@@ -322,6 +331,7 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
                   << cfg.solver.residual_tol << " after " << q.iterations
                   << " iterations (raise solver.max_iterations or load_steps)");
     dt = q.min_dt;
+    if (auto_quasi_static) dt_stable = dt / cfg.solver.dt_safety;
     run["iterations"] = q.iterations;
     run["relative_residual"] = q.residual;
     if (log) *log << "quasi-static: converged in " << q.iterations << " iterations, residual " << q.residual << "\n";

@@ -83,7 +83,8 @@ BaudetCubeForces::BaudetCubeForces(const HexMesh& mesh, std::vector<BaudetConsta
     const double h = (X.col(1) - X.col(0)).norm();
     bool cube = detail::hourglass_defect(X) < 1e-9;
     for (const auto& edge : kEdges) cube = cube && std::abs((X.col(edge[0]) - X.col(edge[1])).norm() - h) < 1e-9 * h;
-    cube = cube && std::abs((X.col(6) - X.col(0)).norm() - std::sqrt(3.0) * h) < 1e-9 * h;
+    for (const auto& diag : kDiagonals)
+      cube = cube && std::abs((X.col(diag[0]) - X.col(diag[1])).norm() - std::sqrt(3.0) * h) < 1e-9 * h;
     CARDIO_CHECK(cube, "element " << e << " is not a cube; Baudet's spring constants hold for cubes only");
   }
   m_schedule = schedule_elements(mesh);

@@ -51,7 +51,7 @@ bool intersect_face(const NodeMatrix& X, int face, const V3& c, const V3& d, Axi
   return true;
 }
 
-// Axial law (DESIGN.md): returns the energy density psi(lambda) [kPa] and P = dpsi/dlambda.
+// Axial law (B&C 2000 sec. 6 outlook; docs/calibration.md sec. 3): returns the energy density psi(lambda) [kPa] and P = dpsi/dlambda.
 inline double axial_law(const AxisLaw& law, double lambda, double& P) {
   if (law.kind == AxisLaw::Kind::linear) {
     P = law.modulus * (lambda - 1);
@@ -111,7 +111,8 @@ BCElementData bc_element_data(const NodeMatrix& X, const Eigen::Matrix3d& frame)
   CARDIO_CHECK(detail::hourglass_defect(X) < 1e-9, "element is not a parallelepiped (hourglass defect "
                                                        << detail::hourglass_defect(X)
                                                        << "); the hourglass control supports voxel-like elements");
-  CARDIO_CHECK(std::abs(frame.determinant() - 1) < 1e-6, "element frame [f s n] is not orthonormal and right-handed");
+  CARDIO_CHECK((frame.transpose() * frame - Eigen::Matrix3d::Identity()).norm() < 1e-9 && frame.determinant() > 0,
+               "element frame [f s n] is not orthonormal and right-handed");
   const BCRestGeometry g = bc_rest_geometry(X, frame);
   BCElementData d;
   d.W.setZero();
@@ -125,19 +126,14 @@ BCElementData bc_element_data(const NodeMatrix& X, const Eigen::Matrix3d& frame)
     d.rest_length[a] = g.L.col(a).norm();
     CARDIO_CHECK(d.rest_length[a] > 1e-9 * size, "axis " << a << " of an element has zero length");
   }
-  double six_v = 0;
-  for (const auto& F : kHexFaces) {
-    const V3 a = X.col(F[0]), b = X.col(F[1]), cc = X.col(F[2]), dd = X.col(F[3]);
-    six_v += 0.5 * (a.dot(b.cross(cc)) + a.dot(cc.cross(dd)) + a.dot(b.cross(dd)) + b.dot(cc.cross(dd)));
-  }
-  d.volume = six_v / 6.0;
+  d.volume = hex_volume(X);
   CARDIO_CHECK(d.volume > 0, "element has non-positive rest volume " << d.volume << " mm^3");
   d.size = std::cbrt(d.volume);
   return d;
 }
 
 Eigen::Matrix3d bc_deformation_gradient(const BCElementData& d, const Eigen::Matrix3d& frame, const NodeMatrix& x) {
-  const Eigen::Matrix3d A = x * d.W.transpose();
+  const Eigen::Matrix3d A = axes(d.W, x);
   const Eigen::Vector3d inv_r(1 / d.rest_length[0], 1 / d.rest_length[1], 1 / d.rest_length[2]);
   return A * inv_r.asDiagonal() * frame.transpose();
 }

@@ -46,17 +46,18 @@ double enclosed_volume(const std::vector<Quad>& surface, const Eigen::Matrix3Xd&
   return six_v / 6.0;
 }
 
+double hex_volume(const NodeMatrix& x) {
+  double six_v = 0.0;
+  for (const auto& lf : kHexFaces) {
+    const Eigen::Vector3d a = x.col(lf[0]), b = x.col(lf[1]), c = x.col(lf[2]), d = x.col(lf[3]);
+    six_v += 0.5 * (triple(a, b, c) + triple(a, c, d) + triple(a, b, d) + triple(b, c, d));
+  }
+  return six_v / 6.0;
+}
+
 Eigen::VectorXd element_volumes(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
   Eigen::VectorXd vol(mesh.n_elements());
-  parallel_for(mesh.n_elements(), [&](std::int64_t e) {
-    const Hex& h = mesh.hexes[static_cast<std::size_t>(e)];
-    double six_v = 0.0;
-    for (const auto& lf : kHexFaces) {
-      const Eigen::Vector3d a = x.col(h[lf[0]]), b = x.col(h[lf[1]]), c = x.col(h[lf[2]]), d = x.col(h[lf[3]]);
-      six_v += 0.5 * (triple(a, b, c) + triple(a, c, d) + triple(a, b, d) + triple(b, c, d));
-    }
-    vol[e] = six_v / 6.0;
-  });
+  parallel_for(mesh.n_elements(), [&](std::int64_t e) { vol[e] = hex_volume(gather(x, mesh.hexes[static_cast<std::size_t>(e)])); });
   return vol;
 }
 

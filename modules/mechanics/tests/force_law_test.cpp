@@ -1,5 +1,5 @@
 // Force laws of both elements against their energies (finite differences), zero force at rest,
-// objectivity under random rigid motions, zero net force and torque (STYLE.md 13).
+// objectivity under random rigid motions, zero net force and torque .
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -174,7 +174,7 @@ TEST(AxisLawTest, ExponentialLawIsGradientOfGuccioneEnergy) {
              AxisLaw{AxisLaw::Kind::exponential, 4.0, 2.0}};
   const NodeMatrix X = cube();
   const BCElementData d = bc_element_data(X, Eigen::Matrix3d::Identity());
-  // Uniaxial stretch along f: the axial force equals V0/r * P(lambda) (DESIGN.md).
+  // Uniaxial stretch along f: the axial force equals V0/r * P(lambda) (docs/calibration.md sec. 3).
   for (double lambda : {0.9, 1.0001, 1.1, 1.2}) {
     NodeMatrix x = X;
     x.row(0) *= lambda;

@@ -1,6 +1,6 @@
 #pragma once
 /// @file config.hpp
-/// Strict, typed reading of a YAML config (STYLE.md 5). Every read names its key, default,
+/// Strict, typed reading of a YAML config. Every read names its key, default,
 /// range and dimension; unknown keys are errors with a "did you mean" suggestion; every
 /// error names file:line:column and the dotted key path. All values read (defaults included)
 /// are recorded, so the resolved config can be written back out.

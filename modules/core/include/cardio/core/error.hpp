@@ -1,6 +1,6 @@
 #pragma once
 /// @file error.hpp
-/// Two levels of checks (STYLE.md 11): CARDIO_CHECK is always on and throws cardio::Error
+/// Two levels of checks: CARDIO_CHECK is always on and throws cardio::Error
 /// with the streamed message plus source location; CARDIO_ASSERT is debug-only.
 #include <sstream>
 #include <stdexcept>

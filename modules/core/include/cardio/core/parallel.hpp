@@ -1,6 +1,6 @@
 #pragma once
 /// @file parallel.hpp
-/// The project's only OpenMP entry points (STYLE.md 10). Every loop writes disjoint outputs,
+/// The project's only OpenMP entry points (docs/architecture.md). Every loop writes disjoint outputs,
 /// and every reduction is summed over fixed-size chunks in a fixed order, so results are
 /// bit-identical whatever the thread count.
 #include <algorithm>

@@ -1,6 +1,6 @@
 #pragma once
 /// @file units.hpp
-/// The internal unit system (DESIGN.md, Units): millimetre, millisecond, kilopascal, milligram,
+/// The internal unit system (docs/config.md, Units): millimetre, millisecond, kilopascal, milligram,
 /// millinewton (1 mN = 1 kPa mm^2 = 1 mg mm/ms^2). Config values may carry a unit suffix
 /// ("10 kPa", "80 mmHg", "1.5 mm", "800 ms", "9.81 m/s^2"); a bare number is read in the
 /// internal unit of its dimension.

@@ -1,6 +1,6 @@
 #pragma once
 /// @file integrators.hpp
-/// Time integration (DESIGN.md, Time integration): Stoermer / velocity-Verlet (the scheme of
+/// Time integration (docs/architecture.md): Stoermer / velocity-Verlet (the scheme of
 /// Bourguignon & Cani 2000), semi-implicit Euler (Promayon et al. 1996), a stable-step estimate,
 /// and a quasi-static solver (dynamic relaxation with kinetic damping).
 #include <Eigen/Core>

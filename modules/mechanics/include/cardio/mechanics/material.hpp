@@ -24,7 +24,7 @@ struct ElasticConstants {
   static ElasticConstants transversely_isotropic_bulk(double E_f, double E_c, double G, double K);
 };
 
-/// Axial spring law of one axis (DESIGN.md, non-linear axial springs). With stretch
+/// Axial spring law of one axis (docs/calibration.md sec. 3; the non-linear springs B&C 2000 announce in sec. 6). With stretch
 /// lambda = |l|/r and E = (lambda^2 - 1)/2 the first Piola stress along the axis is
 ///  linear:       P = d (lambda - 1)
 ///  exponential:  P = lambda S,  S = C b E exp(b E^2)   (Guccione-type, C = d / b)

@@ -55,6 +55,10 @@ struct HexMesh {
 /// A boundary quadrilateral: 4 node ids ordered with the outward normal by the right-hand rule.
 using Quad = std::array<std::int32_t, 4>;
 
+/// Volume of a hexahedron [mm^3] (divergence theorem over its 6 faces, each bilinear face split
+/// along both diagonals and averaged: exact for planar faces).
+double hex_volume(const NodeMatrix& x);
+
 /// All faces that belong to exactly one element (the mesh boundary), outward oriented,
 /// in a deterministic order (by element, then local face).
 std::vector<Quad> boundary_faces(const HexMesh& mesh);

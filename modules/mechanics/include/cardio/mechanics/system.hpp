@@ -1,7 +1,7 @@
 #pragma once
 /// @file system.hpp
 /// Node state, loads, constraints, and the mass-spring system that sums them. The force model
-/// is kept apart from the integrators (STYLE.md 8): integrators see only forces and a projection.
+/// is kept apart from the integrators: integrators see only forces and a projection.
 #include <Eigen/Core>
 #include <cstdint>
 #include <memory>
