@@ -285,6 +285,12 @@ void Node::record(const std::string& key, const std::string& resolved) const {
   m_doc->m_impl->resolved.emplace_back(key_path(key), resolved);
 }
 
+void Node::fail_missing(const std::string& key, const std::string& message) const {
+  static const std::set<std::string> none;
+  const auto it = m_doc->m_impl->known.find(m_path);
+  fail(key, message + misspelling_hint(*m_yaml, key, m_doc->m_file, it == m_doc->m_impl->known.end() ? none : it->second));
+}
+
 bool Node::has(const std::string& key) const { return lookup(key) != nullptr; }
 
 void Node::reject_if_present(const std::string& key, const std::string& why) const {
@@ -293,7 +299,7 @@ void Node::reject_if_present(const std::string& key, const std::string& why) con
 
 Node Node::child(const std::string& key) const {
   auto v = lookup(key);
-  if (!v) fail(key, "required section is missing" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
+  if (!v) fail_missing(key, "required section is missing");
   if (!v->IsMap()) fail(key, "expected a map of keys");
   return Node(m_doc, *v, key_path(key));
 }
@@ -340,7 +346,7 @@ double Node::quantity(const std::string& key, units::Dimension dim, std::optiona
   auto v = lookup(key);
   double value = 0.0;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected a " + std::string(units::dimension_name(dim)) + " in " + std::string(units::internal_unit(dim)) + ")" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
+    if (!fallback) fail_missing(key, "required key is missing (expected a " + std::string(units::dimension_name(dim)) + " in " + std::string(units::internal_unit(dim)) + ")");
     value = *fallback;
   } else {
     if (!v->IsScalar())
@@ -371,7 +377,7 @@ long Node::integer(const std::string& key, std::optional<long> fallback, long lo
   auto v = lookup(key);
   long value = 0;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected an integer)" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
+    if (!fallback) fail_missing(key, "required key is missing (expected an integer)");
     value = *fallback;
   } else {
     const std::string s = scalar_text(*v);
@@ -394,7 +400,7 @@ bool Node::boolean(const std::string& key, std::optional<bool> fallback) const {
   auto v = lookup(key);
   bool value = false;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected true or false)" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
+    if (!fallback) fail_missing(key, "required key is missing (expected true or false)");
     value = *fallback;
   } else {
     const std::string s = scalar_text(*v);
@@ -414,7 +420,7 @@ std::string Node::choice(const std::string& key, const std::vector<std::string>&
     if (!fallback) {
       std::string all;
       for (const auto& o : options) all += (all.empty() ? "" : ", ") + o;
-      fail(key, "required key is missing (expected one of: " + all + ")" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
+      fail_missing(key, "required key is missing (expected one of: " + all + ")");
     }
     value = *fallback;
   } else {
@@ -440,7 +446,7 @@ std::string Node::text(const std::string& key, std::optional<std::string> fallba
   auto v = lookup(key);
   std::string value;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected a string)" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
+    if (!fallback) fail_missing(key, "required key is missing (expected a string)");
     value = *fallback;
   } else {
     if (!v->IsScalar()) fail(key, "expected a string");
@@ -455,7 +461,7 @@ Eigen::Vector3d Node::vec3(const std::string& key, units::Dimension dim,
   auto v = lookup(key);
   Eigen::Vector3d out;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected [x, y, z])" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
+    if (!fallback) fail_missing(key, "required key is missing (expected [x, y, z])");
     out = *fallback;
   } else {
     if (!v->IsSequence() || v->size() != 3)
@@ -480,7 +486,7 @@ Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i
   auto v = lookup(key);
   Eigen::Vector3i out;
   if (!v) {
-    if (!fallback) fail(key, "required key is missing (expected [i, j, k])" + misspelling_hint(*m_yaml, key, m_doc->m_file, m_doc->m_impl->known[m_path]));
+    if (!fallback) fail_missing(key, "required key is missing (expected [i, j, k])");
     out = *fallback;
   } else {
     if (!v->IsSequence() || v->size() != 3) fail(key, "expected a list of 3 integers [i, j, k]");

@@ -84,6 +84,8 @@ class Node {
   /// The scalar/sequence at `key`, recording the key as known; nullptr if absent.
   std::shared_ptr<YAML::Node> lookup(const std::string& key) const;
   void record(const std::string& key, const std::string& resolved) const;
+  /// fail() for a missing required key, with a hint if a misspelt key is present.
+  [[noreturn]] void fail_missing(const std::string& key, const std::string& message) const;
 
   std::shared_ptr<Document> m_doc;
   std::shared_ptr<YAML::Node> m_yaml;  // forward-declared to keep yaml-cpp out of this header
