@@ -123,8 +123,9 @@ BCElementData bc_element_data(const NodeMatrix& X, const Eigen::Matrix3d& frame)
       for (int k = 0; k < 4; ++k) d.W(a, kHexFaces[ep.face][k]) += side == 0 ? w[k] : -w[k];
     }
   for (int a = 0; a < 3; ++a) {
-    d.rest_length[a] = g.L.col(a).norm();
-    CARDIO_CHECK(d.rest_length[a] > 1e-9 * size, "axis " << a << " of an element has zero length");
+    const double r = g.L.col(a).norm();
+    CARDIO_CHECK(r > 1e-9 * size, "axis " << a << " of an element has zero length");
+    d.inv_rest_length[a] = 1 / r;  // stored inverted: the kernel only divides by it
   }
   d.volume = hex_volume(X);
   CARDIO_CHECK(d.volume > 0, "element has non-positive rest volume " << d.volume << " mm^3");
@@ -134,7 +135,7 @@ BCElementData bc_element_data(const NodeMatrix& X, const Eigen::Matrix3d& frame)
 
 Eigen::Matrix3d bc_deformation_gradient(const BCElementData& d, const Eigen::Matrix3d& frame, const NodeMatrix& x) {
   const Eigen::Matrix3d A = axes(d.W, x);
-  const Eigen::Vector3d inv_r(1 / d.rest_length[0], 1 / d.rest_length[1], 1 / d.rest_length[2]);
+  const Eigen::Vector3d inv_r(d.inv_rest_length[0], d.inv_rest_length[1], d.inv_rest_length[2]);
   return A * inv_r.asDiagonal() * frame.transpose();
 }
 
@@ -145,10 +146,10 @@ double bc_element_forces(const BCElementData& d, const BCModuli& m, const NodeMa
   Eigen::Matrix3d g = Eigen::Matrix3d::Zero();     // g.col(a): force on the "+" point of axis a
   const bool damped = v != nullptr && m.damping_time > 0;
   double W = 0;
-  // Divisions are the expensive operations here: take the six reciprocals once.
+  // Divisions are the expensive operations here: three reciprocals, the rest are stored.
   const V3 len(A.col(0).norm(), A.col(1).norm(), A.col(2).norm());
   const V3 inv_len = len.cwiseInverse();
-  const V3 inv_r = V3(d.rest_length[0], d.rest_length[1], d.rest_length[2]).cwiseInverse();
+  const V3 inv_r(d.inv_rest_length[0], d.inv_rest_length[1], d.inv_rest_length[2]);
 
   // Axial damped springs (B&C 2000, sec. 2.2) with the per-axis law: force = A_a P, A_a = V0/r_a.
   Eigen::Matrix3d Adot;

@@ -46,7 +46,7 @@ struct BCElementData {
   /// Axis weights: l_a = sum_j W(a, j) x_j, the bilinear weights of the "+" point minus those
   /// of the "-" point (a force g_a on the axis puts W(a, j) g_a on node j).
   Eigen::Matrix<double, 3, 8> W;
-  std::array<double, 3> rest_length{};  ///< r_a = |L_a| [mm]; the rest axes are along f, s, n
+  std::array<double, 3> inv_rest_length{};  ///< 1/r_a, r_a = |L_a| [mm]; the rest axes are along f, s, n
   double volume = 0;                    ///< rest volume V0 [mm^3]
   double size = 0;                      ///< h = V0^(1/3) [mm] (hourglass and radial springs)
 };
