@@ -1,0 +1,181 @@
+// Voxel meshing: node sharing, exact volumes, oblique grids, tagged surfaces, closed cavities.
+#include <gtest/gtest.h>
+
+#include <Eigen/Geometry>
+#include <functional>
+
+#include "cardio/core/error.hpp"
+#include "cardio/meshing/boundary.hpp"
+#include "cardio/meshing/voxel_mesh.hpp"
+
+namespace cardio::meshing {
+namespace {
+
+using imaging::Grid;
+using imaging::RoleVolume;
+
+/// Roles from a predicate on voxel indices (role per (i, j, k)); labels = roles.
+RoleVolume make_roles(const Grid& g, const std::function<std::uint8_t(long, long, long)>& role_of,
+                      std::vector<std::string> cavities = {}) {
+  RoleVolume r;
+  r.role.grid = g;
+  r.labels.grid = g;
+  r.role.values.resize(std::size_t(g.n_voxels()));
+  r.labels.values.resize(std::size_t(g.n_voxels()));
+  for (long k = 0; k < g.size[2]; ++k)
+    for (long j = 0; j < g.size[1]; ++j)
+      for (long i = 0; i < g.size[0]; ++i) {
+        r.role.at(i, j, k) = role_of(i, j, k);
+        r.labels.at(i, j, k) = r.role.at(i, j, k);
+      }
+  r.cavity_names = std::move(cavities);
+  return r;
+}
+
+imaging::VoxelFrames uniform_frames(const RoleVolume& r) {
+  imaging::VoxelFrames f;
+  f.voxels = imaging::voxels_with_role(r, RoleVolume::kMyocardium);
+  f.fibre = Eigen::Matrix3Xd::Zero(3, Eigen::Index(f.voxels.size()));
+  f.sheet = f.fibre;
+  f.fibre.row(0).setOnes();
+  f.sheet.row(1).setOnes();
+  return f;
+}
+
+Grid oblique_grid(imaging::Index3 size, Eigen::Vector3d spacing, bool left_handed) {
+  Grid g;
+  g.size = size;
+  g.spacing = spacing;
+  g.origin = Eigen::Vector3d(-12.5, 3.0, 40.25);
+  g.direction = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+  if (left_handed) g.direction.col(2) *= -1;  // LPS-style flipped slice axis
+  return g;
+}
+
+TEST(VoxelMesh, SolidBlockSharesNodesAndHasExactVolume) {
+  for (bool left_handed : {false, true}) {
+    const Grid g = oblique_grid({5, 4, 3}, {0.7, 0.9, 1.3}, left_handed);
+    const RoleVolume roles = make_roles(g, [](long, long, long) { return RoleVolume::kMyocardium; });
+    const auto boundary = classify_boundary(roles, BaseSpec{BaseSpec::Mode::none});
+    const VoxelMesh m = build_voxel_mesh(roles, boundary, uniform_frames(roles), 1.06);
+    EXPECT_EQ(m.mesh.n_elements(), 5 * 4 * 3);
+    EXPECT_EQ(m.mesh.n_nodes(), 6 * 5 * 4);  // (nx+1)(ny+1)(nz+1): every interior corner shared
+    const double voxel = 0.7 * 0.9 * 1.3;
+    for (Eigen::Index e = 0; e < m.volume.size(); ++e) EXPECT_NEAR(m.volume[e], voxel, 1e-12);
+    EXPECT_NEAR(m.volume.sum(), 60 * voxel, 1e-11);
+    EXPECT_NEAR(m.mass.sum(), 1.06 * 60 * voxel, 1e-11);
+    // Outer surface: 2(nx ny + ny nz + nz nx) quads, all epicardium, enclosing the block volume.
+    EXPECT_EQ(m.surface_quads.size(), std::size_t(2 * (20 + 12 + 15)));
+    EXPECT_NEAR(mechanics::enclosed_volume(m.surface_quads, m.mesh.rest), 60 * voxel, 1e-10);
+    // Nodes are voxel corners: node 0's position is half a voxel from voxel 0's centre per axis.
+    const Eigen::Vector3d corner = g.point(Eigen::Vector3d(-0.5, -0.5, -0.5));
+    EXPECT_NEAR((m.mesh.rest.col(0) - corner).norm(), 0.0, 1e-12);
+  }
+}
+
+TEST(VoxelMesh, RotatedGridGivesRotatedMesh) {
+  Grid g = oblique_grid({4, 3, 5}, {1.0, 1.5, 0.5}, false);
+  g.direction.setIdentity();
+  const auto shape = [](long i, long j, long k) {
+    return std::uint8_t((i + j + k) % 3 != 0 || k == 2 ? RoleVolume::kMyocardium : RoleVolume::kOutside);
+  };
+  const Eigen::Matrix3d R = Eigen::AngleAxisd(1.1, Eigen::Vector3d(0.3, -1, 0.2).normalized()).toRotationMatrix();
+  Grid rotated = g;
+  rotated.direction = R;
+  rotated.origin = R * g.origin;
+  const RoleVolume a = make_roles(g, shape), b = make_roles(rotated, shape);
+  const auto none = BaseSpec{BaseSpec::Mode::none};
+  const VoxelMesh ma = build_voxel_mesh(a, classify_boundary(a, none), uniform_frames(a), 1.0);
+  const VoxelMesh mb = build_voxel_mesh(b, classify_boundary(b, none), uniform_frames(b), 1.0);
+  ASSERT_EQ(ma.mesh.hexes, mb.mesh.hexes);
+  EXPECT_LT((R * ma.mesh.rest - mb.mesh.rest).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_NEAR(ma.volume.sum(), mb.volume.sum(), 1e-10);
+}
+
+/// A box-shaped ventricle: myocardium shell of thickness 1 voxel around a cavity, open at the top
+/// (+k), so the cavity touches the outside there (the "valve" opening).
+RoleVolume open_box(const Grid& g) {
+  return make_roles(
+      g,
+      [&](long i, long j, long k) {
+        const bool wall = i == 1 || j == 1 || k == 1 || i == g.size[0] - 2 || j == g.size[1] - 2;
+        const bool inside = i >= 1 && j >= 1 && k >= 1 && i <= g.size[0] - 2 && j <= g.size[1] - 2;
+        if (!inside) return RoleVolume::kOutside;
+        return wall ? RoleVolume::kMyocardium : RoleVolume::cavity_role(0);
+      },
+      {"lv"});
+}
+
+TEST(VoxelMesh, OpenBoxCavityIsClosedByALidAndHasTheVoxelVolume) {
+  for (bool left_handed : {false, true}) {
+    const Grid g = oblique_grid({8, 7, 6}, {1.0, 1.2, 0.8}, left_handed);
+    const RoleVolume roles = open_box(g);
+    const auto boundary = classify_boundary(roles, BaseSpec{});
+    // Base plane: the top face of the last layer (k = 5), normal +k.
+    EXPECT_LT((boundary.axis.base_normal - g.direction.col(2)).norm(), 1e-12);
+    EXPECT_NEAR((boundary.axis.base_point - g.point(Eigen::Vector3d(3.5, 3, 5.5))).dot(g.direction.col(2)), 0, 1e-12);
+    // Apex: bottom wall layer (k = 1), nearest the axis.
+    EXPECT_EQ(g.index(boundary.axis.apex_voxel)[2], 1);
+
+    const VoxelMesh m = build_voxel_mesh(roles, boundary, uniform_frames(roles), 1.0);
+    ASSERT_EQ(m.cavities.size(), 1u);
+    const CavitySurface& lv = m.cavities[0];
+    EXPECT_EQ(check_closed_surface(lv, m.mesh.rest), "");
+    EXPECT_TRUE(lv.has_lid());
+    const long n_cavity = 4 * 3 * 4;  // i 2..5, j 2..4, k 2..5
+    EXPECT_NEAR(cavity_volume(lv, m.mesh.rest), n_cavity * g.voxel_volume(), 1e-10);
+    EXPECT_EQ(lv.rim.size(), std::size_t(2 * (4 + 3)));  // the square rim of the 4 x 3 opening
+    // Base faces: the top of the wall ring (k = 5): 6 x 5 ring minus the 4 x 3 opening.
+    long base = 0, endo = 0;
+    for (auto t : m.surface_tag) {
+      base += t == SurfaceTag::kBase;
+      endo += t == SurfaceTag::endocardium(0);
+    }
+    EXPECT_EQ(base, 6 * 5 - 4 * 3);
+    EXPECT_EQ(endo, 2 * (4 * 4 + 3 * 4) + 4 * 3);  // side walls + bottom
+  }
+}
+
+TEST(VoxelMesh, EnclosedCavityNeedsNoLid) {
+  const Grid g = oblique_grid({5, 5, 5}, {1, 1, 1}, false);
+  const RoleVolume roles = make_roles(
+      g, [](long i, long j, long k) { return (i == 2 && j == 2 && k == 2) ? RoleVolume::cavity_role(0) : RoleVolume::kMyocardium; },
+      {"lv"});
+  const VoxelMesh m = build_voxel_mesh(roles, classify_boundary(roles, BaseSpec{}), uniform_frames(roles), 1.0);
+  ASSERT_EQ(m.cavities.size(), 1u);
+  EXPECT_FALSE(m.cavities[0].has_lid());
+  EXPECT_EQ(check_closed_surface(m.cavities[0], m.mesh.rest), "");
+  EXPECT_NEAR(cavity_volume(m.cavities[0], m.mesh.rest), 1.0, 1e-12);
+}
+
+TEST(VoxelMesh, IslandsAreDroppedOrKept) {
+  Grid g;
+  g.size = {9, 3, 3};
+  const auto two_blocks = [](long i, long, long) {
+    return (i <= 4 || i >= 7) ? RoleVolume::kMyocardium : RoleVolume::kOutside;
+  };
+  RoleVolume roles = make_roles(g, two_blocks);
+  const IslandReport keep = drop_islands(roles, true);
+  EXPECT_EQ(keep.components, 2);
+  EXPECT_EQ(keep.dropped_components, 0);
+  EXPECT_EQ(keep.kept_voxels, 9 * 7);
+  const IslandReport drop = drop_islands(roles, false);
+  EXPECT_EQ(drop.dropped_components, 1);
+  EXPECT_EQ(drop.dropped_voxels, 2 * 9);
+  EXPECT_EQ(long(imaging::voxels_with_role(roles, RoleVolume::kMyocardium).size()), 5 * 9);
+}
+
+TEST(VoxelMesh, NoMyocardiumIsAClearError) {
+  Grid g;
+  g.size = {2, 2, 2};
+  const RoleVolume roles = make_roles(g, [](long, long, long) { return RoleVolume::kOutside; });
+  try {
+    classify_boundary(roles, BaseSpec{});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no myocardium voxel"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace cardio::meshing
