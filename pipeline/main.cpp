@@ -1,6 +1,8 @@
 // cardiac: command-line entry point. Exit codes: 0 success, 1 the run failed (simulation
 // error, unstable or unconverged solve), 2 bad usage or bad config (nothing was computed).
+#include <Eigen/Geometry>
 #include <chrono>
+#include <numbers>
 #include <cmath>
 #include <type_traits>
 #include <ctime>
@@ -17,7 +19,11 @@
 #include "cardio/core/parallel.hpp"
 #include "cardio/io/json.hpp"
 #include "cardio/io/vtu.hpp"
+#include "cardio/imaging/image_io.hpp"
+#include "cardio/phantoms/phantoms.hpp"
 #include "experiments.hpp"
+#include "mesh_config.hpp"
+#include "mesh_stage.hpp"
 #include "run_config.hpp"
 
 namespace fs = std::filesystem;
@@ -28,11 +34,19 @@ namespace {
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
+/// Bad usage found after parsing the arguments (e.g. an output path that is a file).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 const char* kHelp = R"(cardiac - image-based cardiac mass-spring simulation (version )" CARDIO_VERSION R"()
 
 Usage:
   cardiac run CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
   cardiac validate CONFIG.yaml [--set KEY.PATH=VALUE]...
+  cardiac mesh CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
+  cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
+                  [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
   cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--seconds S] [--json FILE]
   cardiac --help | --version
 
@@ -40,7 +54,12 @@ run       Validate CONFIG, write OUTDIR/config.resolved.yaml, solve, then write
           OUTDIR/final.vtu (point data `displacement` [mm]) and OUTDIR/summary.json.
           summary.json is written last: its presence marks a finished run.
           OUTDIR defaults to results/<name from the config>.
-validate  Check a config (types, ranges, units, unknown keys) without running.
+validate  Check a config (types, ranges, units, unknown keys, input files) without running.
+mesh      Import the images or surface of a heart config, compute fibres and voxelize:
+          OUTDIR/mesh.vtu, surfaces.vtp, cavity_<name>.vtp and mesh_report.json (last).
+phantom   Write a synthetic heart as label and fibre images (labels, fibre, sheet):
+          lv = the truncated-ellipsoid LV of Land et al. 2015, biv = a biventricular phantom.
+          --rotate rotates the whole phantom (an oblique direction matrix).
 bench     Time force evaluation + one Verlet step of Bourguignon-Cani blocks
           (default sizes 1e3,1e4,1e5,1e6 elements at 1 and 2 threads).
 
@@ -57,6 +76,11 @@ struct Args {
   std::vector<int> thread_list;
   double seconds = 1.0;
   std::string json;
+  // phantom
+  double voxel_size = 1.0;
+  std::string fibres = "land_benchmark";
+  std::vector<double> rotate;
+  std::string format = "nii.gz";
 };
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -116,6 +140,32 @@ Args parse_args(int argc, char** argv) {
       a.seconds = secs[0];
     } else if (s == "--json") {
       a.json = value();
+    } else if (s == "--voxel-size") {
+      const auto h = parse_list<double>(value(), "--voxel-size");
+      if (h.size() != 1) usage_error("--voxel-size takes one number [mm]");
+      a.voxel_size = h[0];
+    } else if (s == "--fibres") {
+      a.fibres = value();
+      if (a.fibres != "land_benchmark" && a.fibres != "streeter")
+        usage_error("--fibres: expected land_benchmark or streeter, got '" + a.fibres + "'");
+    } else if (s == "--rotate") {
+      const std::string r = value();
+      std::stringstream ss(r);
+      for (std::string item; std::getline(ss, item, ',');) {
+        try {
+          std::size_t used = 0;
+          a.rotate.push_back(std::stod(item, &used));
+          if (used != item.size()) throw std::invalid_argument(item);
+        } catch (...) {
+          usage_error("--rotate: expected AX,AY,AZ,DEG (axis and angle in degrees), got '" + r + "'");
+        }
+      }
+      if (a.rotate.size() != 4 || Eigen::Vector3d(a.rotate[0], a.rotate[1], a.rotate[2]).norm() == 0)
+        usage_error("--rotate: expected AX,AY,AZ,DEG with a non-zero axis, got '" + r + "'");
+    } else if (s == "--format") {
+      a.format = value();
+      if (a.format != "nii.gz" && a.format != "nii" && a.format != "mha" && a.format != "nrrd")
+        usage_error("--format: expected nii.gz, nii, mha or nrrd, got '" + a.format + "'");
     } else if (!s.empty() && s[0] == '-') {
       usage_error("unknown option " + s);
     } else if (a.command.empty()) {
@@ -126,8 +176,15 @@ Args parse_args(int argc, char** argv) {
       usage_error("unexpected argument " + s);
     }
   }
-  if (a.command != "run" && a.command != "validate" && a.command != "bench") usage_error("unknown command '" + a.command + "'");
-  if ((a.command == "run" || a.command == "validate") && a.config.empty()) usage_error(a.command + " needs a CONFIG.yaml");
+  if (a.command != "run" && a.command != "validate" && a.command != "bench" && a.command != "mesh" &&
+      a.command != "phantom")
+    usage_error("unknown command '" + a.command + "'");
+  if ((a.command == "run" || a.command == "validate" || a.command == "mesh") && a.config.empty())
+    usage_error(a.command + " needs a CONFIG.yaml");
+  if (a.command == "phantom") {
+    if (a.config != "lv" && a.config != "biv") usage_error("phantom: expected lv or biv, got '" + a.config + "'");
+    if (a.outdir.empty()) usage_error("phantom needs -o OUTDIR");
+  }
   if (a.command != "bench" && !a.thread_list.empty()) {
     if (a.thread_list.size() != 1) usage_error("--threads takes one number for " + a.command);
     a.threads = a.thread_list[0];
@@ -158,34 +215,97 @@ class Tee : public std::streambuf {
   std::streambuf *m_a, *m_b;
 };
 
-int run(const Args& a) {
-  std::string resolved;
-  pipeline::RunConfig cfg;
+/// The run directory: created, stale results removed, resolved config written first.
+fs::path prepare_outdir(const Args& a, const std::string& name, const std::string& resolved,
+                        const std::vector<std::string>& stale) {
+  const fs::path out = a.outdir.empty() ? fs::path("results") / name : fs::path(a.outdir);
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw UsageError("output " + out.string() + " exists and is not a directory");
+  fs::create_directories(out, ec);
+  if (ec) throw UsageError("cannot create output directory " + out.string() + ": " + ec.message());
+  // A re-run into an old directory must not leave old results that look finished.
+  for (const auto& f : stale) fs::remove(out / f);
+  for (const auto& entry : fs::directory_iterator(out))
+    if (entry.path().filename().string().rfind("cavity_", 0) == 0 && entry.path().extension() == ".vtp")
+      fs::remove(entry.path());
+  std::ostringstream header;
+  header << "# cardiac " << CARDIO_VERSION << ", resolved config of " << a.config << "\n# written " << now_utc()
+         << ", threads " << thread_count() << "\n";
+  write_file_atomic(out / "config.resolved.yaml", header.str() + resolved);
+  return out;
+}
+
+const std::vector<std::string> kMeshOutputs{"mesh_report.json", "mesh.vtu", "surfaces.vtp"};
+
+/// Check that every input file of a heart config exists and is readable (images: their header).
+void check_inputs(const pipeline::MeshConfig& cfg) {
+  for (const fs::path& f : pipeline::input_files(cfg)) {
+    std::error_code ec;
+    if (!fs::exists(f, ec)) CARDIO_FAIL(f.string() << ": input file does not exist");
+    if (fs::is_directory(f, ec)) {
+      if (cfg.geometry.source == "image" && f == cfg.geometry.labels_file) (void)imaging::read_image_info(f);
+      continue;
+    }
+    std::ifstream in(f, std::ios::binary);
+    if (!in || in.peek() == std::ifstream::traits_type::eof()) CARDIO_FAIL(f.string() << ": cannot read (or empty)");
+    if (f != cfg.geometry.surface.file) (void)imaging::read_image_info(f);
+  }
+}
+
+int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
+  pipeline::MeshConfig cfg;
   try {
-    cfg = pipeline::load_run_config(a.config, a.overrides, &resolved);
+    cfg = pipeline::parse_mesh_config(*doc);
   } catch (const Error& e) {
     std::cerr << "cardiac: invalid config: " << e.what() << "\n";
     return kExitUsage;
   }
   if (a.threads > 0) set_thread_count(a.threads);
-  const fs::path out = a.outdir.empty() ? fs::path("results") / cfg.name : fs::path(a.outdir);
-  std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
-    std::cerr << "cardiac: output " << out.string() << " exists and is not a directory\n";
-    return kExitUsage;
+  const fs::path out = prepare_outdir(a, cfg.name, doc->resolved_yaml(), kMeshOutputs);
+  std::ofstream logfile(out / "run.log");
+  Tee tee(std::cout.rdbuf(), logfile.rdbuf());
+  std::ostream log(&tee);
+  log << "cardiac " << CARDIO_VERSION << ": " << a.command << " " << a.config << " -> " << out.string() << "\n";
+  try {
+    const pipeline::MeshStageResult r = pipeline::run_mesh_stages(cfg, &log);
+    pipeline::write_mesh_outputs(out, r, cfg.write_surfaces);
+    log << "wrote " << (out / "mesh.vtu").string() << " and " << (out / "mesh_report.json").string() << "\n";
+    if (a.command == "run")
+      log << "this config has no simulation section: meshed only (see docs/config.md)\n";
+  } catch (const Error& e) {
+    log << "cardiac: " << a.command << " failed: " << e.what() << "\n";
+    std::cerr << "cardiac: " << a.command << " failed: " << e.what() << "\n";
+    return kExitFailed;
   }
-  fs::create_directories(out, ec);
-  if (ec) {
-    std::cerr << "cardiac: cannot create output directory " << out.string() << ": " << ec.message() << "\n";
-    return kExitUsage;
-  }
-  // A re-run into an old directory must not leave old results that look finished.
-  for (const char* stale : {"summary.json", "final.vtu"}) fs::remove(out / stale);
+  return 0;
+}
 
-  std::ostringstream header;
-  header << "# cardiac " << CARDIO_VERSION << ", resolved config of " << a.config << "\n# written " << now_utc()
-         << ", threads " << thread_count() << "\n";
-  write_file_atomic(out / "config.resolved.yaml", header.str() + resolved);
+int run(const Args& a) {
+  std::shared_ptr<config::Document> doc;
+  try {
+    doc = config::Document::load_file(a.config);
+    for (const auto& o : a.overrides) doc->set_override(o);
+  } catch (const Error& e) {
+    std::cerr << "cardiac: invalid config: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (pipeline::is_heart_config(*doc)) return run_heart(a, doc);
+  if (a.command == "mesh") {
+    std::cerr << "cardiac: " << a.config << " has no geometry section: nothing to mesh (block experiments are run with `cardiac run`)\n";
+    return kExitUsage;
+  }
+  std::string resolved;
+  pipeline::RunConfig cfg;
+  try {
+    cfg = pipeline::parse_run_config(*doc);
+    resolved = doc->resolved_yaml();
+  } catch (const Error& e) {
+    std::cerr << "cardiac: invalid config: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (a.threads > 0) set_thread_count(a.threads);
+  const fs::path out = prepare_outdir(a, cfg.name, resolved, {"summary.json", "final.vtu"});
 
   std::ofstream logfile(out / "run.log");
   Tee tee(std::cout.rdbuf(), logfile.rdbuf());
@@ -208,16 +328,47 @@ int run(const Args& a) {
   return 0;
 }
 
+int validate(const Args& a) {
+  auto doc = config::Document::load_file(a.config);
+  for (const auto& o : a.overrides) doc->set_override(o);
+  if (pipeline::is_heart_config(*doc)) {
+    const pipeline::MeshConfig cfg = pipeline::parse_mesh_config(*doc);
+    check_inputs(cfg);
+  } else {
+    pipeline::parse_run_config(*doc);
+  }
+  std::cout << a.config << ": valid\n";
+  return 0;
+}
+
+int phantom(const Args& a) {
+  phantoms::PhantomSpec spec;
+  spec.voxel_size = a.voxel_size;
+  spec.biventricular = a.config == "biv";
+  spec.helix = a.fibres == "streeter" ? phantoms::HelixRule::streeter() : phantoms::HelixRule::land2015();
+  if (!a.rotate.empty())
+    spec.rotation = Eigen::AngleAxisd(a.rotate[3] * std::numbers::pi / 180.0,
+                                      Eigen::Vector3d(a.rotate[0], a.rotate[1], a.rotate[2]).normalized())
+                        .toRotationMatrix();
+  const phantoms::Phantom ph = phantoms::make_phantom(spec);
+  const fs::path out(a.outdir);
+  fs::create_directories(out);
+  imaging::write_label_image(ph.labels, out / ("labels." + a.format));
+  imaging::write_vector_image(ph.fibre, out / ("fibre." + a.format));
+  imaging::write_vector_image(ph.sheet, out / ("sheet." + a.format));
+  std::cout << "wrote " << (out / ("labels." + a.format)).string() << ", fibre." << a.format << ", sheet." << a.format
+            << " (" << ph.labels.grid.size[0] << "x" << ph.labels.grid.size[1] << "x" << ph.labels.grid.size[2]
+            << " voxels of " << a.voxel_size << " mm)\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args a = parse_args(argc, argv);
   try {
-    if (a.command == "validate") {
-      pipeline::load_run_config(a.config, a.overrides);
-      std::cout << a.config << ": valid\n";
-      return 0;
-    }
+    if (a.command == "validate") return validate(a);
+    if (a.command == "phantom") return phantom(a);
     if (a.command == "bench") {
       bench::BenchOptions o;
       if (!a.sizes.empty()) o.sizes = a.sizes;
@@ -228,6 +379,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     return run(a);
+  } catch (const UsageError& e) {
+    std::cerr << "cardiac: " << e.what() << "\n";
+    return kExitUsage;
   } catch (const Error& e) {
     std::cerr << "cardiac: " << e.what() << "\n";
     return a.command == "validate" ? kExitUsage : kExitFailed;

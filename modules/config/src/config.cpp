@@ -515,4 +515,44 @@ Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i
   return out;
 }
 
+std::vector<long> Node::integers(const std::string& key, std::optional<std::vector<long>> fallback, long lo,
+                                 long hi) const {
+  auto v = lookup(key);
+  std::vector<long> out;
+  if (!v) {
+    if (!fallback) fail_missing(key, "required key is missing (expected a list of integers [a, b, ...])");
+    out = *fallback;
+  } else {
+    std::vector<std::string> items;
+    if (v->IsScalar()) {
+      items.push_back(v->Scalar());
+    } else if (v->IsSequence()) {
+      for (std::size_t i = 0; i < v->size(); ++i) items.push_back(scalar_text((*v)[i]));
+    } else {
+      fail(key, "expected a list of integers [a, b, ...]");
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string& s = items[i];
+      std::size_t used = 0;
+      long x = 0;
+      try {
+        x = std::stol(s, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (s.empty() || used != s.size()) fail(key, "item " + std::to_string(i) + ": expected an integer, got '" + s + "'");
+      out.push_back(x);
+    }
+  }
+  std::string resolved = "[";
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] < lo || out[i] > hi)
+      fail(key, "item " + std::to_string(i) + " = " + std::to_string(out[i]) + " is out of range; expected [" +
+                    std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    resolved += (i ? ", " : "") + std::to_string(out[i]);
+  }
+  record(key, resolved + "]");
+  return out;
+}
+
 }  // namespace cardio::config

@@ -2,13 +2,19 @@
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
+#include <vtkDataArray.h>
 #include <vtkDoubleArray.h>
+#include <vtkFieldData.h>
 #include <vtkIntArray.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkStringArray.h>
 #include <vtkUnstructuredGrid.h>
+#include <vtkXMLPolyDataWriter.h>
 #include <vtkXMLUnstructuredGridWriter.h>
+#include <cmath>
 
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/error.hpp"
@@ -16,55 +22,110 @@
 namespace cardio::io {
 namespace {
 
-vtkNew<vtkDoubleArray> vector_array(const char* name, const Eigen::Matrix3Xd& v) {
-  vtkNew<vtkDoubleArray> a;
-  a->SetName(name);
-  a->SetNumberOfComponents(3);
-  a->SetNumberOfTuples(v.cols());
-  for (Eigen::Index i = 0; i < v.cols(); ++i) a->SetTuple3(i, v(0, i), v(1, i), v(2, i));
+vtkSmartPointer<vtkDataArray> make_array(const Field& f) {
+  vtkSmartPointer<vtkDataArray> a;
+  if (f.integer)
+    a = vtkSmartPointer<vtkIntArray>::New();
+  else
+    a = vtkSmartPointer<vtkDoubleArray>::New();
+  a->SetName(f.name.c_str());
+  a->SetNumberOfComponents(static_cast<int>(f.values.rows()));
+  a->SetNumberOfTuples(f.values.cols());
+  for (Eigen::Index i = 0; i < f.values.cols(); ++i)
+    for (Eigen::Index c = 0; c < f.values.rows(); ++c) a->SetComponent(i, static_cast<int>(c), f.values(c, i));
   return a;
 }
 
-}  // namespace
-
-void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x,
-               const std::vector<PointField>& extra) {
-  CARDIO_CHECK(x.cols() == mesh.n_nodes(), "state has " << x.cols() << " nodes, mesh " << mesh.n_nodes());
+vtkNew<vtkPoints> make_points(const Eigen::Matrix3Xd& x) {
   vtkNew<vtkPoints> pts;
   pts->SetDataTypeToDouble();
-  pts->SetNumberOfPoints(mesh.n_nodes());
-  for (Eigen::Index i = 0; i < mesh.rest.cols(); ++i) pts->SetPoint(i, mesh.rest(0, i), mesh.rest(1, i), mesh.rest(2, i));
-  vtkNew<vtkUnstructuredGrid> grid;
-  grid->SetPoints(pts);
-  grid->Allocate(mesh.n_elements());
-  for (const auto& h : mesh.hexes) {
-    vtkIdType ids[8];
-    for (int i = 0; i < 8; ++i) ids[i] = h[i];
-    grid->InsertNextCell(VTK_HEXAHEDRON, 8, ids);
-  }
-  const Eigen::Matrix3Xd u = x - mesh.rest;
-  grid->GetPointData()->AddArray(vector_array("displacement", u));
-  grid->GetPointData()->SetActiveVectors("displacement");
-  for (const PointField& pf : extra) {
-    CARDIO_CHECK(pf.values.cols() == mesh.n_nodes(), "point field " << pf.name << " has wrong size");
-    grid->GetPointData()->AddArray(vector_array(pf.name.c_str(), pf.values));
-  }
-  grid->GetCellData()->AddArray(vector_array("fibre", mesh.fibre));
-  grid->GetCellData()->AddArray(vector_array("sheet", mesh.sheet));
-  vtkNew<vtkIntArray> mat;
-  mat->SetName("material");
-  mat->SetNumberOfTuples(mesh.n_elements());
-  for (std::int64_t e = 0; e < mesh.n_elements(); ++e) mat->SetValue(e, mesh.material[static_cast<std::size_t>(e)]);
-  grid->GetCellData()->AddArray(mat);
+  pts->SetNumberOfPoints(x.cols());
+  for (Eigen::Index i = 0; i < x.cols(); ++i) pts->SetPoint(i, x(0, i), x(1, i), x(2, i));
+  return pts;
+}
 
+void add_fields(vtkDataSetAttributes* data, const std::vector<Field>& fields, Eigen::Index count, const char* where) {
+  for (const Field& f : fields) {
+    CARDIO_CHECK(f.values.cols() == count, where << " field " << f.name << " has " << f.values.cols()
+                                                 << " values, expected " << count);
+    data->AddArray(make_array(f));
+  }
+}
+
+template <class Writer, class Data>
+void write_xml(const std::filesystem::path& file, Data* data) {
   write_via_temp(file, [&](const std::filesystem::path& tmp) {
-    vtkNew<vtkXMLUnstructuredGridWriter> w;
+    vtkNew<Writer> w;
     w->SetFileName(tmp.c_str());
-    w->SetInputData(grid);
+    w->SetInputData(data);
     w->SetDataModeToAppended();
     w->EncodeAppendedDataOff();
     if (w->Write() != 1) CARDIO_FAIL("cannot write " << file.string() << " (VTK writer failed)");
   });
+}
+
+vtkNew<vtkUnstructuredGrid> hex_grid(const mechanics::HexMesh& mesh) {
+  vtkNew<vtkUnstructuredGrid> grid;
+  grid->SetPoints(make_points(mesh.rest));
+  grid->Allocate(mesh.n_elements());
+  for (const auto& h : mesh.hexes) {
+    vtkIdType ids[8];
+    for (int i = 0; i < 8; ++i) ids[i] = h[std::size_t(i)];
+    grid->InsertNextCell(VTK_HEXAHEDRON, 8, ids);
+  }
+  return grid;
+}
+
+Field material_field(const mechanics::HexMesh& mesh) {
+  Field f{"material", Eigen::MatrixXd(1, mesh.n_elements()), true};
+  for (std::int64_t e = 0; e < mesh.n_elements(); ++e) f.values(0, e) = mesh.material[std::size_t(e)];
+  return f;
+}
+
+}  // namespace
+
+void write_mesh_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh,
+                    const std::vector<Field>& point_fields, const std::vector<Field>& cell_fields) {
+  auto grid = hex_grid(mesh);
+  add_fields(grid->GetPointData(), point_fields, mesh.n_nodes(), "point");
+  add_fields(grid->GetCellData(), cell_fields, mesh.n_elements(), "cell");
+  write_xml<vtkXMLUnstructuredGridWriter>(file, grid.Get());
+}
+
+void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x,
+               const std::vector<Field>& extra) {
+  CARDIO_CHECK(x.cols() == mesh.n_nodes(), "state has " << x.cols() << " nodes, mesh " << mesh.n_nodes());
+  auto grid = hex_grid(mesh);
+  add_fields(grid->GetPointData(), {{"displacement", x - mesh.rest}}, mesh.n_nodes(), "point");
+  grid->GetPointData()->SetActiveVectors("displacement");
+  add_fields(grid->GetPointData(), extra, mesh.n_nodes(), "point");
+  add_fields(grid->GetCellData(), {{"fibre", mesh.fibre}, {"sheet", mesh.sheet}, material_field(mesh)},
+             mesh.n_elements(), "cell");
+  write_xml<vtkXMLUnstructuredGridWriter>(file, grid.Get());
+}
+
+void write_vtp(const std::filesystem::path& file, const Eigen::Matrix3Xd& points,
+               const std::vector<std::vector<std::int64_t>>& polygons, const std::vector<Field>& cell_fields,
+               const std::vector<FieldStrings>& field_data) {
+  vtkNew<vtkPolyData> poly;
+  poly->SetPoints(make_points(points));
+  vtkNew<vtkCellArray> cells;
+  for (const auto& p : polygons) {
+    cells->InsertNextCell(static_cast<vtkIdType>(p.size()));
+    for (std::int64_t id : p) {
+      CARDIO_CHECK(id >= 0 && id < points.cols(), "polygon point id " << id << " out of range");
+      cells->InsertCellPoint(id);
+    }
+  }
+  poly->SetPolys(cells);
+  add_fields(poly->GetCellData(), cell_fields, static_cast<Eigen::Index>(polygons.size()), "cell");
+  for (const FieldStrings& s : field_data) {
+    vtkNew<vtkStringArray> a;
+    a->SetName(s.name.c_str());
+    for (const auto& v : s.values) a->InsertNextValue(v);
+    poly->GetFieldData()->AddArray(a);
+  }
+  write_xml<vtkXMLPolyDataWriter>(file, poly.Get());
 }
 
 }  // namespace cardio::io

@@ -67,6 +67,9 @@ class Node {
   /// A 3-vector [x, y, z] of quantities of one dimension.
   Eigen::Vector3d vec3(const std::string& key, units::Dimension dim,
                        std::optional<Eigen::Vector3d> fallback) const;
+  /// A list of integers [a, b, ...] (a single integer counts as a one-element list).
+  std::vector<long> integers(const std::string& key, std::optional<std::vector<long>> fallback, long lo,
+                             long hi) const;
   /// Integer triple [i, j, k].
   Eigen::Vector3i int3(const std::string& key, std::optional<Eigen::Vector3i> fallback, long lo,
                        long hi) const;

@@ -1,9 +1,9 @@
 #pragma once
 /// @file vtu.hpp
-/// Write a hexahedral mesh state as a VTK XML unstructured grid (.vtu) for ParaView.
-/// Points are the rest positions [mm]; point data `displacement` [mm] (use ParaView's
-/// "Warp By Vector" to see the deformed shape), optional `velocity` [mm/ms]; cell data
-/// `fibre`, `sheet`, `material`. Written atomically.
+/// Hexahedral meshes as VTK XML unstructured grids (.vtu) for ParaView, written atomically.
+/// write_vtu writes a simulation state: points are the rest positions [mm], point data
+/// `displacement` [mm] (ParaView's "Warp By Vector" shows the deformed shape), cell data `fibre`,
+/// `sheet`, `material`, plus any extra fields. write_mesh_vtu writes a mesh with given fields only.
 #include <Eigen/Core>
 #include <filesystem>
 #include <string>
@@ -13,12 +13,31 @@
 
 namespace cardio::io {
 
-struct PointField {
-  std::string name;           ///< e.g. "velocity_mm_per_ms"
-  Eigen::Matrix3Xd values;    ///< 3 x n_nodes
+/// A named array: one column per point or cell, one row per component (1 = scalar, 3 = vector,
+/// 9 = tensor). Integer-valued fields may set `integer` to be stored as Int32. The unit belongs in
+/// the name where there is one (e.g. "volume_mm3").
+struct Field {
+  std::string name;
+  Eigen::MatrixXd values;
+  bool integer = false;
 };
+using PointField = Field;
 
 void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x,
-               const std::vector<PointField>& extra_point_fields = {});
+               const std::vector<Field>& extra_point_fields = {});
+
+/// The mesh at its rest positions with exactly the given point and cell fields.
+void write_mesh_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh,
+                    const std::vector<Field>& point_fields, const std::vector<Field>& cell_fields);
+
+/// A polygonal surface (.vtp): points [mm] (3 x n), polygons as point-index lists (triangles or
+/// quads), cell fields, and string field data (e.g. the names of tag values).
+struct FieldStrings {
+  std::string name;
+  std::vector<std::string> values;
+};
+void write_vtp(const std::filesystem::path& file, const Eigen::Matrix3Xd& points,
+               const std::vector<std::vector<std::int64_t>>& polygons, const std::vector<Field>& cell_fields,
+               const std::vector<FieldStrings>& field_data = {});
 
 }  // namespace cardio::io

@@ -1,0 +1,90 @@
+#pragma once
+/// @file mesh_config.hpp
+/// The schema of the image-to-mesh stages (sections `geometry`, `fibres`, `tissue`), parsed in one
+/// place (mesh_config.cpp) with keys, defaults, ranges and units; docs/config.md lists them.
+/// File paths in a config are relative to the config file's directory.
+#include <Eigen/Core>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cardio/config/config.hpp"
+#include "cardio/meshing/boundary.hpp"
+
+namespace cardio::pipeline {
+
+/// Which labels are myocardium and which are blood pools; every other label is outside.
+struct LabelRoles {
+  std::vector<std::int32_t> myocardium;
+  std::vector<std::pair<std::string, std::vector<std::int32_t>>> cavities;  ///< (name, labels), config order
+};
+
+struct PhantomParams {
+  std::string kind = "lv_ellipsoid";   ///< lv_ellipsoid | biventricular
+  double voxel_size = 1.0;             ///< [mm]
+  std::string fibres = "land_benchmark";  ///< land_benchmark | streeter (analytic field)
+  Eigen::Vector3d rotation_axis{0, 0, 1};
+  double rotation_angle = 0.0;         ///< [rad] rotation of the whole phantom (oblique direction matrix)
+};
+
+struct SurfaceParams {
+  std::filesystem::path file;
+  double voxel_size = 1.0;             ///< [mm]
+  double merge_tolerance = 1e-3;       ///< [mm]
+  std::string class_array = "class";
+  int base_class = 1;
+  int epicardium_class = 2;
+  std::vector<std::pair<int, std::string>> endocardia{{3, "lv"}, {4, "rv"}};  ///< (class, cavity name)
+};
+
+struct GeometryParams {
+  std::string source = "phantom";      ///< phantom | image | surface
+  PhantomParams phantom;
+  std::filesystem::path labels_file;   ///< source: image (file or DICOM folder)
+  SurfaceParams surface;
+  LabelRoles roles;
+  double element_size = 0.0;           ///< [mm]; 0 = keep the image voxels
+  std::string label_vote = "majority"; ///< majority | nearest
+  bool keep_islands = false;
+  meshing::BaseSpec base;
+};
+
+struct RuleAngles {
+  double helix_endo = 60.0 * 3.14159265358979323846 / 180;
+  double helix_epi = -60.0 * 3.14159265358979323846 / 180;
+  double sheet_endo = -65.0 * 3.14159265358979323846 / 180;
+  double sheet_epi = 25.0 * 3.14159265358979323846 / 180;
+};
+
+struct FibreParams {
+  std::string source;  ///< phantom | rule | vectors | angles | uniform (default: phantom for phantoms, else rule)
+  Eigen::Vector3d uniform_fibre{1, 0, 0}, uniform_sheet{0, 1, 0};  ///< uniform (physical axes)
+  std::filesystem::path fibre_file, sheet_file;   ///< vectors
+  std::string components = "physical"; ///< physical | index
+  std::filesystem::path azimuth_file, elevation_file;  ///< angles
+  std::string angle_unit = "deg";      ///< deg | rad
+  Eigen::Matrix3d reference_axes = Eigen::Matrix3d::Identity();  ///< columns: azimuth 0, azimuth 90 deg, elevation 90 deg
+  bool fill_missing_by_rule = false;
+  RuleAngles rule;
+};
+
+struct MeshConfig {
+  std::string name = "heart";
+  GeometryParams geometry;
+  FibreParams fibres;
+  double density = 1.06;               ///< [mg/mm^3]
+  bool write_surfaces = true;
+};
+
+/// True if the document describes an image-based heart (has a `geometry` section).
+bool is_heart_config(config::Document& doc);
+
+/// Parse the geometry/fibres/tissue sections. With `check_unknown`, unknown keys are errors
+/// (false when a caller parses further sections of the same document).
+MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown = true);
+
+/// Every input file the config names (for `cardiac validate`: they must exist and be readable).
+std::vector<std::filesystem::path> input_files(const MeshConfig& c);
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,333 @@
+#include "mesh_stage.hpp"
+
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <sstream>
+
+#include "cardio/core/error.hpp"
+#include "cardio/fibres/frames.hpp"
+#include "cardio/fibres/rule_based.hpp"
+#include "cardio/imaging/image_io.hpp"
+#include "cardio/imaging/memory.hpp"
+#include "cardio/imaging/resample.hpp"
+#include "cardio/io/json.hpp"
+#include "cardio/io/vtu.hpp"
+#include "cardio/phantoms/phantoms.hpp"
+#include "cardio/surfaces/rasterize.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using imaging::Grid;
+using imaging::RoleVolume;
+using nlohmann::json;
+
+/// What the import produced: labels on their grid, optional fibre/sheet vectors on the same grid.
+struct Imported {
+  imaging::LabelVolume labels;
+  imaging::VectorVolume fibre, sheet;  ///< empty unless the source carries them (phantoms)
+  json source;                         ///< description for the report
+};
+
+json grid_json(const Grid& g) {
+  json d = json::array();
+  for (int r = 0; r < 3; ++r) d.push_back({g.direction(r, 0), g.direction(r, 1), g.direction(r, 2)});
+  return {{"size", {g.size[0], g.size[1], g.size[2]}},
+          {"spacing_mm", {g.spacing[0], g.spacing[1], g.spacing[2]}},
+          {"origin_mm", {g.origin[0], g.origin[1], g.origin[2]}},
+          {"direction", d}};
+}
+
+Imported import_phantom(const PhantomParams& p) {
+  phantoms::PhantomSpec spec;
+  spec.voxel_size = p.voxel_size;
+  spec.biventricular = p.kind == "biventricular";
+  spec.helix = p.fibres == "streeter" ? phantoms::HelixRule::streeter() : phantoms::HelixRule::land2015();
+  spec.rotation = Eigen::AngleAxisd(p.rotation_angle, p.rotation_axis).toRotationMatrix();
+  phantoms::Phantom ph = phantoms::make_phantom(spec);
+  Imported im{std::move(ph.labels), std::move(ph.fibre), std::move(ph.sheet), {}};
+  im.source = {{"type", "phantom"}, {"kind", p.kind}, {"voxel_size_mm", p.voxel_size}, {"fibres", p.fibres}};
+  return im;
+}
+
+Imported import_surface(const SurfaceParams& s) {
+  surfaces::RasterizeOptions o;
+  o.voxel_size_mm = s.voxel_size;
+  o.merge_tolerance_mm = s.merge_tolerance;
+  o.class_array = s.class_array;
+  o.base_class = s.base_class;
+  o.epicardium_class = s.epicardium_class;
+  o.endocardia.clear();
+  for (const auto& [cls, name] : s.endocardia) o.endocardia.push_back({cls, name});
+  // Memory guard: label volume + roles + meshing, from the surface's own voxel budget.
+  o.max_voxels = double(imaging::available_memory_bytes()) / 16.0;
+  surfaces::RasterizedSurface r = surfaces::rasterize_surface(s.file, o);
+  Imported im{std::move(r.labels), {}, {}, {}};
+  json cav = json::object();
+  for (std::size_t c = 0; c < r.cavity_names.size(); ++c) cav[r.cavity_names[c]] = r.cavity_volume_mm3[c] / 1000.0;
+  im.source = {{"type", "surface"},
+               {"file", s.file.string()},
+               {"voxel_size_mm", s.voxel_size},
+               {"merged_points", r.merged_points},
+               {"surface_tissue_volume_mL", r.tissue_volume_mm3 / 1000.0},
+               {"surface_cavity_volume_mL", cav}};
+  return im;
+}
+
+Imported import_image(const fs::path& file) {
+  const imaging::ImageInfo info = imaging::read_image_info(file);
+  // The label volume, its role copy and the roles' bookkeeping: about 10 bytes a voxel.
+  imaging::check_fits_in_memory(std::uint64_t(info.grid.n_voxels()) * 10,
+                                "reading " + file.string() + " (" + std::to_string(info.grid.n_voxels()) + " voxels)");
+  Imported im{imaging::read_label_image(file), {}, {}, {}};
+  im.source = {{"type", "image"}, {"file", file.string()}, {"grid", grid_json(im.labels.grid)}};
+  return im;
+}
+
+std::int64_t count_myocardium(const imaging::LabelVolume& labels, const LabelRoles& roles) {
+  std::int64_t n = 0;
+  for (std::int32_t l : labels.values)
+    n += std::find(roles.myocardium.begin(), roles.myocardium.end(), l) != roles.myocardium.end();
+  return n;
+}
+
+/// Label -> role; no myocardium voxel is an error listing the labels present.
+RoleVolume assign_roles(imaging::LabelVolume labels, const LabelRoles& roles, const std::string& source_name) {
+  RoleVolume r;
+  r.role.grid = labels.grid;
+  r.role.values.assign(labels.values.size(), RoleVolume::kOutside);
+  for (const auto& [name, l] : roles.cavities) r.cavity_names.push_back(name);
+  std::map<std::int32_t, std::uint8_t> role_of;
+  for (std::int32_t l : roles.myocardium) role_of[l] = RoleVolume::kMyocardium;
+  for (std::size_t c = 0; c < roles.cavities.size(); ++c)
+    for (std::int32_t l : roles.cavities[c].second) role_of[l] = RoleVolume::cavity_role(c);
+  std::map<std::int32_t, std::int64_t> present;
+  std::int64_t n_myocardium = 0;
+  for (std::size_t v = 0; v < labels.values.size(); ++v) {
+    const std::int32_t l = labels.values[v];
+    const auto it = role_of.find(l);
+    if (it != role_of.end()) {
+      r.role.values[v] = it->second;
+      n_myocardium += it->second == RoleVolume::kMyocardium;
+    }
+    if (present.size() < 1000) ++present[l];
+  }
+  if (n_myocardium == 0) {
+    std::ostringstream os;
+    os << source_name << ": no voxel has a myocardium label (";
+    for (std::size_t i = 0; i < roles.myocardium.size(); ++i) os << (i ? ", " : "") << roles.myocardium[i];
+    os << "); labels present (voxel counts):";
+    for (const auto& [l, n] : present) os << " " << l << " (" << n << ")";
+    CARDIO_FAIL(os.str());
+  }
+  r.labels = std::move(labels);
+  return r;
+}
+
+fibres::RuleAngles rule_angles(const RuleAngles& a) {
+  fibres::RuleAngles r;
+  r.helix_endo = a.helix_endo;
+  r.helix_epi = a.helix_epi;
+  r.sheet_endo = a.sheet_endo;
+  r.sheet_epi = a.sheet_epi;
+  return r;
+}
+
+/// Vectors read from files (fibre [+ sheet], or angle maps), on the import grid.
+void read_fibre_vectors(const FibreParams& f, imaging::VectorVolume& fibre, imaging::VectorVolume& sheet) {
+  const auto axes = f.components == "index" ? imaging::VectorAxes::index : imaging::VectorAxes::physical;
+  if (f.source == "vectors") {
+    fibre = imaging::read_vector_image(f.fibre_file, axes);
+    if (!f.sheet_file.empty()) sheet = imaging::read_vector_image(f.sheet_file, axes);
+  } else {
+    const auto az = imaging::read_scalar_image(f.azimuth_file);
+    const auto el = imaging::read_scalar_image(f.elevation_file);
+    fibre = imaging::fibres_from_angles(az, el, f.angle_unit == "rad" ? imaging::AngleUnit::radians : imaging::AngleUnit::degrees,
+                                        f.reference_axes, f.azimuth_file.string(), f.elevation_file.string());
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const GeometryParams& geo = cfg.geometry;
+  auto say = [&](const std::string& s) {
+    if (log) *log << "[" << std::fixed << std::setprecision(1) << seconds_since(t0) << " s] " << s << std::endl;
+  };
+
+  // --- import ---
+  Imported im = geo.source == "phantom" ? import_phantom(geo.phantom)
+                : geo.source == "surface" ? import_surface(geo.surface)
+                                          : import_image(geo.labels_file);
+  const std::string source_name = geo.source == "image" ? geo.labels_file.string()
+                                  : geo.source == "surface" ? geo.surface.file.string()
+                                                            : "phantom " + geo.phantom.kind;
+  say("imported " + source_name + ": " + std::to_string(im.labels.grid.n_voxels()) + " voxels");
+
+  // Fibre vectors from files live on their own grid; read before resampling the labels.
+  const FibreParams& fp = cfg.fibres;
+  if (fp.source == "vectors" || fp.source == "angles") read_fibre_vectors(fp, im.fibre, im.sheet);
+  const Grid import_grid = im.labels.grid;
+
+  // Memory check before the mesh (and the later simulation state) are allocated.
+  const std::int64_t n_myo_source = count_myocardium(im.labels, geo.roles);
+  const double scale = geo.element_size > 0 ? import_grid.voxel_volume() / std::pow(geo.element_size, 3) : 1.0;
+  const double estimated_elements = double(n_myo_source) * scale;
+  {
+    std::ostringstream what;
+    what << "meshing " << source_name << " with "
+         << (geo.element_size > 0 ? "element size " + std::to_string(geo.element_size) + " mm" : "its voxels")
+         << " (about " << std::llround(estimated_elements) << " elements at " << meshing::kBytesPerElementEstimate
+         << " bytes each)";
+    const double grid_scale = geo.element_size > 0 ? scale : 1.0;
+    imaging::check_fits_in_memory(
+        std::uint64_t(estimated_elements * double(meshing::kBytesPerElementEstimate) +
+                      double(import_grid.n_voxels()) * grid_scale * 10.0),
+        what.str());
+  }
+
+  // --- resample to the element size ---
+  if (geo.element_size > 0) {
+    const Grid target = imaging::resampled_grid(import_grid, geo.element_size);
+    const auto vote = geo.label_vote == "nearest" ? imaging::LabelVote::nearest : imaging::LabelVote::majority;
+    imaging::LabelVolume resampled = imaging::resample_labels(im.labels, target, vote);
+    imaging::AxisMask mask{&im.labels, geo.roles.myocardium};
+    if (!im.fibre.values.empty()) {
+      const bool on_labels = imaging::same_grid(im.fibre.grid, import_grid);
+      im.fibre = imaging::resample_axes(im.fibre, target, on_labels ? mask : imaging::AxisMask{});
+    }
+    if (!im.sheet.values.empty()) {
+      const bool on_labels = imaging::same_grid(im.sheet.grid, import_grid);
+      im.sheet = imaging::resample_axes(im.sheet, target, on_labels ? mask : imaging::AxisMask{});
+    }
+    im.labels = std::move(resampled);
+    say("resampled to " + std::to_string(geo.element_size) + " mm: " + std::to_string(target.n_voxels()) + " voxels");
+  }
+
+  // --- roles, islands, boundary ---
+  RoleVolume roles = assign_roles(std::move(im.labels), geo.roles, source_name);
+  const meshing::IslandReport islands = meshing::drop_islands(roles, geo.keep_islands);
+  if (islands.components > 1)
+    say(std::to_string(islands.components) + " myocardium components; " +
+        (geo.keep_islands ? "kept all" : "dropped " + std::to_string(islands.dropped_components) + " islands (" +
+                                             std::to_string(islands.dropped_voxels) + " voxels)"));
+  const meshing::BoundaryClassification boundary = meshing::classify_boundary(roles, geo.base);
+
+  // --- fibres ---
+  imaging::VoxelFrames frames;
+  std::string fibre_source = fp.source;
+  std::int64_t filled = 0;
+  if (fp.source == "rule") {
+    frames = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule));
+  } else if (fp.source == "uniform") {
+    frames.voxels = imaging::voxels_with_role(roles, RoleVolume::kMyocardium);
+    frames.fibre = fp.uniform_fibre.replicate(1, Eigen::Index(frames.voxels.size()));
+    frames.sheet = fp.uniform_sheet.replicate(1, Eigen::Index(frames.voxels.size()));
+  } else {
+    imaging::VoxelFrames rule;
+    const bool need_rule = fp.fill_missing_by_rule || im.sheet.values.empty();
+    if (need_rule && fp.source != "phantom") rule = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule));
+    const std::string name = fp.source == "vectors" ? fp.fibre_file.string()
+                             : fp.source == "angles" ? fp.azimuth_file.string()
+                                                     : "phantom fibres";
+    frames = fibres::frames_from_vectors(roles, im.fibre, im.sheet.values.empty() ? nullptr : &im.sheet,
+                                         (fp.fill_missing_by_rule || (need_rule && fp.source != "phantom")) && !rule.voxels.empty()
+                                             ? &rule : nullptr,
+                                         name, &filled);
+  }
+  std::string why;
+  CARDIO_CHECK(fibres::check_frames(frames, 1e-6, &why), "fibre frames: " << why);
+  say("fibres (" + fibre_source + ") on " + std::to_string(frames.voxels.size()) + " voxels");
+
+  // --- voxelize ---
+  MeshStageResult out;
+  out.mesh = meshing::build_voxel_mesh(roles, boundary, frames, cfg.density);
+  const meshing::VoxelMesh& m = out.mesh;
+  for (const auto& cav : m.cavities) {
+    const std::string problem = meshing::check_closed_surface(cav, m.mesh.rest);
+    if (!problem.empty()) CARDIO_FAIL(source_name << ": " << problem);
+  }
+  say("meshed: " + std::to_string(m.mesh.n_elements()) + " elements, " + std::to_string(m.mesh.n_nodes()) + " nodes");
+
+  // --- report ---
+  json cavities = json::array();
+  for (const auto& cav : m.cavities)
+    cavities.push_back({{"name", cav.name},
+                        {"cavity_volume_mL", meshing::cavity_volume(cav, m.mesh.rest) / 1000.0},
+                        {"closed", true},
+                        {"lid", cav.has_lid()},
+                        {"rim_nodes", cav.rim.size()},
+                        {"triangles", cav.triangles.size()},
+                        {"nonmanifold_edges", cav.n_nonmanifold_edges}});
+  json tags = json::object();
+  for (std::size_t t = 0; t < m.tag_names.size(); ++t)
+    tags[m.tag_names[t]] = std::count(m.surface_tag.begin(), m.surface_tag.end(), std::uint8_t(t));
+  const Eigen::Vector3d lo = m.mesh.rest.rowwise().minCoeff(), hi = m.mesh.rest.rowwise().maxCoeff();
+  out.report = {
+      {"element_count", m.mesh.n_elements()},
+      {"node_count", m.mesh.n_nodes()},
+      {"tissue_volume_mL", m.volume.sum() / 1000.0},
+      {"tissue_mass_g", m.mass.sum() / 1000.0},
+      {"cavities", cavities},
+      {"fibre_source", fibre_source},
+      {"fibre_voxels_filled_by_rule", filled},
+      {"islands", {{"components", islands.components},
+                   {"dropped_components", islands.dropped_components},
+                   {"dropped_voxels", islands.dropped_voxels},
+                   {"kept", geo.keep_islands}}},
+      {"surface_faces", tags},
+      {"bounding_box_mm", {{"min", {lo[0], lo[1], lo[2]}}, {"max", {hi[0], hi[1], hi[2]}}}},
+      {"long_axis", {{"base_point_mm", {m.axis.base_point[0], m.axis.base_point[1], m.axis.base_point[2]}},
+                     {"base_normal", {m.axis.base_normal[0], m.axis.base_normal[1], m.axis.base_normal[2]}},
+                     {"apex_mm", {m.axis.apex[0], m.axis.apex[1], m.axis.apex[2]}}}},
+      {"labels", m.labels_used},
+      {"element_grid", grid_json(m.grid)},
+      {"source", im.source},
+      {"mesh_time_s", seconds_since(t0)}};
+  return out;
+}
+
+void write_mesh_outputs(const fs::path& outdir, const MeshStageResult& r, bool surfaces) {
+  const meshing::VoxelMesh& m = r.mesh;
+  fs::remove(outdir / "mesh_report.json");  // first: a half-written set never looks complete
+  const auto n_el = m.mesh.n_elements();
+  io::Field label{"label", Eigen::MatrixXd(1, n_el), true}, normal{"normal", Eigen::MatrixXd(3, n_el)};
+  for (std::int64_t e = 0; e < n_el; ++e) {
+    label.values(0, e) = m.label[std::size_t(e)];
+    normal.values.col(e) = m.mesh.normal(e);
+  }
+  io::Field material{"material", Eigen::MatrixXd(1, n_el), true};
+  for (std::int64_t e = 0; e < n_el; ++e) material.values(0, e) = m.mesh.material[std::size_t(e)];
+  io::write_mesh_vtu(outdir / "mesh.vtu", m.mesh, {{"mass_mg", m.mass.transpose()}},
+                     {label, {"fibre", m.mesh.fibre}, {"sheet", m.mesh.sheet}, normal,
+                      {"volume_mm3", m.volume.transpose()}, material});
+  if (surfaces) {
+    std::vector<std::vector<std::int64_t>> quads;
+    io::Field tag{"tag", Eigen::MatrixXd(1, Eigen::Index(m.surface_quads.size())), true};
+    for (std::size_t q = 0; q < m.surface_quads.size(); ++q) {
+      quads.push_back({m.surface_quads[q].begin(), m.surface_quads[q].end()});
+      tag.values(0, Eigen::Index(q)) = m.surface_tag[q];
+    }
+    io::write_vtp(outdir / "surfaces.vtp", m.mesh.rest, quads, {tag}, {{"tag_names", m.tag_names}});
+    for (const auto& cav : m.cavities) {
+      std::vector<std::vector<std::int64_t>> tris;
+      io::Field part{"lid", Eigen::MatrixXd(1, Eigen::Index(cav.triangles.size())), true};
+      for (std::size_t t = 0; t < cav.triangles.size(); ++t) {
+        tris.push_back({cav.triangles[t].begin(), cav.triangles[t].end()});
+        part.values(0, Eigen::Index(t)) = std::int64_t(t) >= cav.n_endocardial_triangles;
+      }
+      io::write_vtp(outdir / ("cavity_" + cav.name + ".vtp"), meshing::surface_points(cav, m.mesh.rest), tris, {part});
+    }
+  }
+  io::write_json(outdir / "mesh_report.json", r.report);
+}
+
+}  // namespace cardio::pipeline
