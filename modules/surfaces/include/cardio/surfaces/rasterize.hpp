@@ -1,0 +1,61 @@
+#pragma once
+/// @file rasterize.hpp
+/// Closed triangulated heart surfaces with patch labels (e.g. Cobiveco / Bai et al. shapes) turned
+/// into label volumes, so that surface data enters the same voxel pipeline as segmentations.
+/// VTK does the reading, point merging and voxelisation; it stays inside the sources.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cardio/imaging/volume.hpp"
+
+namespace cardio::surfaces {
+
+/// An endocardial patch (surface class value) and the cavity it bounds.
+struct Endocardium {
+  int patch_class = 0;
+  std::string cavity_name;
+};
+
+struct RasterizeOptions {
+  double voxel_size_mm = 1.0;        ///< isotropic grid spacing
+  /// Points closer than this are merged before the closedness check (patches written without shared
+  /// vertices). 0 merges only exactly coincident points.
+  double merge_tolerance_mm = 1e-3;
+  int margin_voxels = 2;             ///< empty voxels around the surface bounds, >= 1
+  /// Patch-class array, point or cell data. A triangle's class is its cell value or, for point data,
+  /// the class shared by all 3 of its points; triangles with mixed point classes (the seams between
+  /// patches) belong to no patch but still bound the myocardium.
+  std::string class_array = "class";
+  int base_class = 1;
+  int epicardium_class = 2;
+  /// One cavity each, label 2 + position. Empty: the file needs no class array (e.g. STL, which carries
+  /// none) and the whole closed surface becomes myocardium.
+  std::vector<Endocardium> endocardia{{3, "lv"}, {4, "rv"}};
+  /// Memory guard: refuse grids with more voxels than this (a LabelVolume costs 4 bytes a voxel).
+  double max_voxels = 2e9;
+};
+
+struct RasterizedSurface {
+  /// Axis-aligned grid (direction identity); 0 outside, 1 myocardium, 2 + c cavity c. Myocardium wins
+  /// where a cavity overlaps it; where cavities overlap each other the earlier one wins.
+  imaging::LabelVolume labels;
+  std::vector<std::string> cavity_names;              ///< in label order
+  double tissue_volume_mm3 = 0;                       ///< enclosed by the whole surface (even-odd)
+  std::vector<double> cavity_volume_mm3;              ///< enclosed by endocardium + lid
+  std::vector<std::int64_t> endocardium_boundary_edges;  ///< of each patch before the lid
+  std::int64_t merged_points = 0;  ///< points removed by the merge (used points before - after)
+  std::int64_t points = 0;         ///< after merging
+  std::int64_t triangles = 0;      ///< after merging (degenerate ones dropped)
+};
+
+/// Reads a closed surface (.vtp, .vtk legacy polydata, .stl, .ply by extension), merges its points,
+/// checks it is closed and manifold, and voxelises myocardium and cavities. A cavity is the inside of
+/// its endocardial patch closed by a lid: each boundary loop of the patch (the open cup at the base)
+/// fanned to the loop's vertex centroid; an already closed patch is used as is.
+/// Throws cardio::Error naming the file for unreadable input, missing classes, open surfaces (with the
+/// boundary-edge count) and grids over the memory guard.
+RasterizedSurface rasterize_surface(const std::filesystem::path& file, const RasterizeOptions& options = {});
+
+}  // namespace cardio::surfaces
