@@ -25,6 +25,8 @@
 #include <vtkTriangleFilter.h>
 #include <vtkXMLPolyDataReader.h>
 
+#include <Eigen/Geometry>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -58,9 +60,12 @@ class MessageCollector final : public vtkCommand {
   void Execute(vtkObject*, unsigned long, void* call_data) override {
     if (call_data == nullptr) return;
     std::string m = static_cast<const char*>(call_data);
-    // Drop VTK's "vtkClass (0x...): " prefix and trailing newlines.
+    // Drop VTK's "ERROR: In file.cxx, line N" line, "vtkClass (0x...): " prefix and line breaks.
+    if (m.rfind("ERROR: In ", 0) == 0 || m.rfind("Warning: In ", 0) == 0)
+      if (const auto nl = m.find('\n'); nl != std::string::npos) m = m.substr(nl + 1);
     if (const auto p = m.find("): "); p != std::string::npos && p < 80) m = m.substr(p + 3);
     while (!m.empty() && (m.back() == '\n' || m.back() == '\r')) m.pop_back();
+    std::replace(m.begin(), m.end(), '\n', ' ');
     if (!text.empty()) text += "; ";
     text += m;
   }
@@ -338,10 +343,10 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
       for (const auto& e : o.endocardia) cav << (cav.tellp() > 0 ? ", " : "") << e.cavity_name;
       CARDIO_FAIL("surface file " << file << " has no class array '" << o.class_array << "' (" << array_names(raw)
                                   << ") but cavities are requested (" << cav.str() << ")"
-                                  << (lower(file.extension().string()) == ".stl"
-                                          ? "; STL carries no arrays: use it only as a single closed surface "
-                                            "with no endocardia (myocardium only)"
-                                          : ""));
+                                  << (lower(file.extension().string()) == ".stl" ? "; STL carries no arrays"
+                                                                                    : "")
+                                  << "; a surface without patches is accepted only as myocardium: configure "
+                                     "no endocardia");
     }
     cls.assign(std::size_t(tri->GetNumberOfPolys()), kNoPatch);
   } else {

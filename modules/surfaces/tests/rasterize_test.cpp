@@ -48,8 +48,8 @@ using Tri = std::array<vtkIdType, 3>;
 namespace {
 
 /// Real data: closed biventricular surface, mean shape of Bai et al. 2015 as adapted by Schuler et al.,
-/// from KIT-IBT/Cobiveco examples/geo1/heart.vtp (Apache-2.0); see /work/shared/data/README.md.
-const fs::path kBivSurface = fs::path(CARDIO_SOURCE_DIR) / ".." / "shared" / "data" / "biv_meanshape_surface.vtp";
+/// from KIT-IBT/Cobiveco examples/geo1/heart.vtp (Apache-2.0); see data/README.md.
+const fs::path kBivSurface = fs::path(CARDIO_SOURCE_DIR) / "data" / "biv_meanshape_surface.vtp";
 
 class SurfacesTest : public ::testing::Test {
  protected:
@@ -499,7 +499,8 @@ TEST_F(SurfacesTest, BadInputsNameTheFileOrArray) {
     msg = error_of(trunc, o);
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(msg.find("truncated.vtp"), std::string::npos) << msg;
-    std::cout << "[ truncated ] " << msg << "\n[ stderr ] " << err << "\n";
+    EXPECT_EQ(msg.find("ERROR: In"), std::string::npos) << msg;
+    EXPECT_TRUE(err.empty()) << "VTK printed instead of reporting through the exception: " << err;
   }
 
   // Legacy VTK file holding an unstructured grid, not polydata.
@@ -533,6 +534,19 @@ TEST_F(SurfacesTest, BadInputsNameTheFileOrArray) {
   msg = error_of(noclass, o);
   EXPECT_NE(msg.find("no triangle of endocardium 'lv' class 3"), std::string::npos) << msg;
   EXPECT_NE(msg.find("2 (" + std::to_string(s.tris.size()) + " triangles)"), std::string::npos) << msg;
+
+  // A class that is not configured (here 7) is refused rather than silently ignored.
+  std::vector<int> cls(s.tris.size(), 2);
+  cls[5] = 7;
+  auto pu = to_vtk(s);
+  add_int_array(pu->GetCellData(), "class", cls);
+  const fs::path unknown = m_dir / "unknown_class.vtp";
+  write_vtp(pu, unknown);
+  surf::RasterizeOptions ou;
+  ou.endocardia.clear();
+  msg = error_of(unknown, ou);
+  EXPECT_NE(msg.find("unknown_class.vtp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("class 7 of array 'class' is none of the configured patches"), std::string::npos) << msg;
 
   // Memory guard: the estimate is reported before anything is allocated.
   o.endocardia.clear();
