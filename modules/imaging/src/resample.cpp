@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "cardio/core/error.hpp"
+#include "cardio/imaging/memory.hpp"
 
 namespace cardio::imaging {
 
@@ -64,7 +67,7 @@ std::int64_t nearest_voxel(const Grid& g, const Eigen::Vector3d& c) {
 /// Source voxels grouped by the target voxel containing their centre (CSR layout, ascending
 /// source order within each bin). Only source voxels with include(s) true are binned.
 struct Bins {
-  std::vector<std::int64_t> offsets;  ///< target t owns members[offsets[t] .. offsets[t+1])
+  std::vector<std::uint32_t> offsets;  ///< target t owns members[offsets[t] .. offsets[t+1])
   std::vector<std::uint32_t> members; ///< source linear indices
 };
 
@@ -88,15 +91,21 @@ Bins bin_sources(const Grid& source, const Grid& target, Include&& include) {
         }
       }
   };
+  check_fits_in_memory(4 * (std::uint64_t(nt) + 1 + std::uint64_t(source.n_voxels())),
+                       "resampling " + std::to_string(source.n_voxels()) + " voxels onto " + std::to_string(nt));
   Bins bins;
   bins.offsets.assign(nt + 1, 0);
-  for_each([&](std::int64_t, std::int64_t t) { ++bins.offsets[static_cast<std::size_t>(t) + 1]; });
-  for (std::size_t t = 0; t < nt; ++t) bins.offsets[t + 1] += bins.offsets[t];
-  bins.members.resize(static_cast<std::size_t>(bins.offsets[nt]));
-  std::vector<std::int64_t> cursor(bins.offsets.begin(), bins.offsets.end() - 1);
+  for_each([&](std::int64_t, std::int64_t t) { ++bins.offsets[static_cast<std::size_t>(t)]; });
+  std::uint32_t sum = 0;  // exclusive scan: offsets[t] = start of bin t
+  for (std::size_t t = 0; t < nt; ++t) sum += std::exchange(bins.offsets[t], sum);
+  bins.offsets[nt] = sum;
+  bins.members.resize(sum);
   for_each([&](std::int64_t s, std::int64_t t) {
-    bins.members[static_cast<std::size_t>(cursor[static_cast<std::size_t>(t)]++)] = static_cast<std::uint32_t>(s);
+    bins.members[bins.offsets[static_cast<std::size_t>(t)]++] = static_cast<std::uint32_t>(s);
   });
+  // offsets[t] is now the end of bin t = start of bin t + 1: shift back by one.
+  for (std::size_t t = nt; t > 0; --t) bins.offsets[t] = bins.offsets[t - 1];
+  bins.offsets[0] = 0;
   return bins;
 }
 

@@ -3,13 +3,6 @@
 #include "cardio/imaging/image_io.hpp"
 
 #include <gtest/gtest.h>
-#include <itkGDCMImageIO.h>
-#include <itkImage.h>
-#include <itkImageFileWriter.h>
-#include <itkImageSeriesWriter.h>
-#include <itkMetaImageIO.h>
-#include <itkNrrdImageIO.h>
-#include <itkNumericSeriesFileNames.h>
 
 #include <cmath>
 #include <fstream>
@@ -18,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "itk_writers.hpp"
 #include "test_util.hpp"
 
 namespace cardio::imaging {
@@ -120,30 +114,7 @@ TEST(VectorImage, IndexAxesAreRotatedByTheDirectionMatrix) {
 
 TEST(VectorImage, FourDimensionalImageWithComponentAxis) {
   TempDir dir;
-  using Image4 = itk::Image<float, 4>;
-  auto image = Image4::New();
-  Image4::SizeType size;
-  size[0] = 3;
-  size[1] = 2;
-  size[2] = 2;
-  size[3] = 3;
-  image->SetRegions(Image4::RegionType(size));
-  Image4::SpacingType spacing;
-  spacing.Fill(1.5);
-  image->SetSpacing(spacing);
-  image->Allocate();
-  // value = 100 * component + linear voxel index
-  Image4::IndexType i4;
-  for (i4[3] = 0; i4[3] < 3; ++i4[3])
-    for (i4[2] = 0; i4[2] < 2; ++i4[2])
-      for (i4[1] = 0; i4[1] < 2; ++i4[1])
-        for (i4[0] = 0; i4[0] < 3; ++i4[0])
-          image->SetPixel(i4, float(100 * i4[3] + i4[0] + 3 * (i4[1] + 2 * i4[2])));
-  auto writer = itk::ImageFileWriter<Image4>::New();
-  writer->SetImageIO(itk::NrrdImageIO::New());
-  writer->SetInput(image);
-  writer->SetFileName((dir / "v4.nrrd").string());
-  writer->Update();
+  test::write_4d_nrrd(dir / "v4.nrrd", {3, 2, 2});
   const VectorVolume v = read_vector_image(dir / "v4.nrrd", VectorAxes::physical);
   ASSERT_EQ(v.values.size(), 12u);
   EXPECT_EQ(v.grid.spacing, Eigen::Vector3d::Constant(1.5));
@@ -152,47 +123,25 @@ TEST(VectorImage, FourDimensionalImageWithComponentAxis) {
 
 TEST(DicomSeries, LabelsAndGeometrySurviveAWriteByItk) {
   TempDir dir;
-  using Image3 = itk::Image<std::int16_t, 3>;
-  using Image2 = itk::Image<std::int16_t, 2>;
   Grid g;
   g.size = {6, 5, 4};
   g.spacing = Eigen::Vector3d(0.8, 0.9, 1.5);
   g.origin = Eigen::Vector3d(-20.5, 10.25, 30.0);
   g.direction = oblique_direction();
-  auto image = Image3::New();
-  Image3::SizeType size;
-  Image3::SpacingType spacing;
-  Image3::PointType origin;
-  Image3::DirectionType direction;
-  for (unsigned a = 0; a < 3; ++a) {
-    size[a] = static_cast<itk::SizeValueType>(g.size[a]);
-    spacing[a] = g.spacing[a];
-    origin[a] = g.origin[a];
-    for (unsigned r = 0; r < 3; ++r) direction(r, a) = g.direction(r, a);
-  }
-  image->SetRegions(Image3::RegionType(size));
-  image->SetSpacing(spacing);
-  image->SetOrigin(origin);
-  image->SetDirection(direction);
-  image->Allocate();
   std::vector<std::int32_t> expected;
+  std::vector<std::int16_t> values;
   for (std::int64_t n = 0; n < g.n_voxels(); ++n) {
     const auto value = static_cast<std::int16_t>(n % 11 == 0 ? 1000 : (n * 5) % 7);
-    image->GetBufferPointer()[n] = value;
+    values.push_back(value);
     expected.push_back(value);
   }
   const fs::path series = dir / "series";
   fs::create_directories(series);
-  auto names = itk::NumericSeriesFileNames::New();
-  names->SetSeriesFormat((series / "slice%03d.dcm").string());
-  names->SetStartIndex(0);
-  names->SetEndIndex(static_cast<itk::SizeValueType>(g.size[2] - 1));
-  names->SetIncrementIndex(1);
-  auto writer = itk::ImageSeriesWriter<Image3, Image2>::New();
-  writer->SetInput(image);
-  writer->SetImageIO(itk::GDCMImageIO::New());
-  writer->SetFileNames(names->GetFileNames());
-  writer->Update();
+  std::array<double, 9> d{};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) d[static_cast<std::size_t>(3 * r + c)] = g.direction(r, c);
+  test::write_dicom_series(series, {6, 5, 4}, {g.spacing[0], g.spacing[1], g.spacing[2]},
+                           {g.origin[0], g.origin[1], g.origin[2]}, d, values);
 
   const LabelVolume labels = read_label_image(series);
   expect_grid_near(labels.grid, g, 1e-4, 1e-5);  // DICOM decimal strings: 16 characters
@@ -253,8 +202,9 @@ std::vector<Eigen::Vector3d> nrrd_vectors(std::string text) {
 }
 
 TEST(RealCtMask, GeometryMatchesHeaderAndHeartVolumeIs658mL) {
-  const fs::path file = "/work/shared/data/ct_heart_mask_0187.nrrd";
-  if (!fs::exists(file)) GTEST_SKIP() << file << " not available";
+  // LIDC-IDRI case via AIM-Harvard/DeepCAC (CC BY 3.0); see data/README.md.
+  const fs::path file = fs::path(CARDIO_SOURCE_DIR) / "data" / "ct_heart_mask_0187.nrrd";
+  ASSERT_TRUE(fs::exists(file)) << file;
   const auto header = nrrd_header(file);
   ASSERT_EQ(header.at("sizes"), "512 512 143");
   ASSERT_EQ(header.at("space"), "left-posterior-superior");
@@ -298,7 +248,9 @@ TEST(BadInput, TruncatedFiles) {
   v.grid = g;
   v.values.resize(static_cast<std::size_t>(g.n_voxels()));
   for (std::size_t n = 0; n < v.values.size(); ++n) v.values[n] = static_cast<std::int32_t>(n % 251);
-  for (const char* name : {"cut.nii", "cut.nii.gz", "cut.mha", "cut.nrrd"}) {
+  for (const char* name : {"cut.nii", "cut.nii.gz", "cut.mha", "cut.nrrd", "cut.vtk"}) {
+    v.grid.direction = std::string(name) == "cut.vtk" ? Eigen::Matrix3d::Identity() : oblique_direction();
+    SCOPED_TRACE(name);
     const fs::path file = dir / name;
     write_label_image(v, file);
     fs::resize_file(file, fs::file_size(file) / 2);
@@ -312,6 +264,15 @@ TEST(BadInput, TruncatedFiles) {
   }
 }
 
+TEST(BadInput, TruncatedAsciiVtk) {
+  TempDir dir;
+  const fs::path file = dir / "short.vtk";
+  std::ofstream(file) << "# vtk DataFile Version 3.0\nlabels\nASCII\nDATASET STRUCTURED_POINTS\n"
+                      << "DIMENSIONS 3 2 2\nSPACING 1 1 1\nORIGIN 0 0 0\nPOINT_DATA 12\n"
+                      << "SCALARS labels int 1\nLOOKUP_TABLE default\n0 1 2 3 4 5 6\n";
+  expect_error([&] { read_label_image(file); }, {file.string(), "truncated", "12 values"});
+}
+
 TEST(BadInput, TextFileNamedNii) {
   TempDir dir;
   const fs::path file = dir / "notes.nii";
@@ -321,20 +282,8 @@ TEST(BadInput, TextFileNamedNii) {
 
 TEST(BadInput, TwoDimensionalImage) {
   TempDir dir;
-  using Image2 = itk::Image<std::uint8_t, 2>;
-  auto image = Image2::New();
-  Image2::SizeType size;
-  size[0] = 4;
-  size[1] = 3;
-  image->SetRegions(Image2::RegionType(size));
-  image->Allocate();
-  image->FillBuffer(1);
   const fs::path file = dir / "slice.mha";
-  auto writer = itk::ImageFileWriter<Image2>::New();
-  writer->SetImageIO(itk::MetaImageIO::New());
-  writer->SetInput(image);
-  writer->SetFileName(file.string());
-  writer->Update();
+  test::write_2d_mha(file);
   expect_error([&] { read_label_image(file); }, {file.string(), "2-D", "must be 3-D"});
   EXPECT_EQ(read_image_info(file).dimension, 2u);
 }

@@ -20,7 +20,9 @@ TEST(Memory, AvailableIsPositiveAndAtMostMemAvailable) {
     if (key == "MemAvailable:") mem_available = kb * 1024;
   const std::uint64_t available = available_memory_bytes();
   EXPECT_GT(available, 0u);
-  if (mem_available > 0) EXPECT_LE(available, mem_available + (std::uint64_t{256} << 20));  // moving target
+  if (mem_available > 0) {
+    EXPECT_LE(available, mem_available + (std::uint64_t{256} << 20));  // a moving target
+  }
 }
 
 TEST(Memory, HugeRequestThrowsInGigabytes) {

@@ -8,8 +8,11 @@
 /// so a voxel centre is origin + direction * diag(spacing) * index, as in volume.hpp.
 ///
 /// Readers: NIfTI (.nii, .nii.gz), MetaImage (.mha, .mhd), NRRD (.nrrd, .nhdr), legacy VTK
-/// structured points (.vtk), single DICOM files, and DICOM series folders (labels only).
-/// Every failure is a cardio::Error whose message names the file and the problem.
+/// structured points (.vtk), single DICOM files; a folder is read as a DICOM series (its first
+/// series, slices sorted by position). Every failure is a cardio::Error whose message names the
+/// file and the problem (missing, not an image, truncated, wrong dimension or components, ...).
+/// Truncated NIfTI/MetaImage/VTK files are detected before ITK reads them (ITK would zero-fill).
+/// Large reads are checked against available memory first (memory.hpp).
 #include <Eigen/Core>
 #include <cstdint>
 #include <filesystem>
@@ -40,7 +43,6 @@ ImageInfo read_image_info(const std::filesystem::path& file_or_dicom_dir);
 
 /// A 3-D, one-component image of integer labels (any integer or float storage type, but every
 /// value must be an integer that fits in int32; the first offending voxel is reported).
-/// A folder is read as a DICOM series (its first series, sorted by position).
 /// A 4-D image whose extra axes all have size 1 is accepted as 3-D.
 LabelVolume read_label_image(const std::filesystem::path& file_or_dicom_dir);
 
@@ -62,6 +64,7 @@ enum class AngleUnit { degrees, radians };
 /// Fibre directions from two angle maps on the same grid:
 ///   f = cos(e) cos(a) X + cos(e) sin(a) Y + sin(e) Z,
 /// with X, Y, Z the columns of `axes` (the maps' stated reference axes, physical coordinates).
+/// Voxels where either angle is NaN/inf get a zero vector ("no fibre", ignored by resample_axes).
 /// The names are used in error messages (e.g. the file names of the maps).
 VectorVolume fibres_from_angles(const ScalarVolume& azimuth, const ScalarVolume& elevation, AngleUnit unit,
                                 const Eigen::Matrix3d& axes, const std::string& azimuth_name = "azimuth map",

@@ -1,0 +1,286 @@
+#include "file_checks.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <vector>
+
+#include "cardio/core/error.hpp"
+
+namespace cardio::imaging::file_checks {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+[[noreturn]] void fail_truncated(const fs::path& file, const std::string& what, std::uint64_t need,
+                                 std::uint64_t have, const fs::path& data_file) {
+  std::string where;
+  if (data_file != file) where = " in its data file '" + data_file.string() + "'";
+  CARDIO_FAIL("cannot read " << what << " '" << file.string() << "': the file is truncated (the pixel data need "
+                             << need << " bytes" << where << ", only " << have << " are present)");
+}
+
+bool is_gzip(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  unsigned char magic[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(magic), 2);
+  return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+/// First `n` bytes of the (possibly gzip-compressed) file; fewer if it is shorter.
+std::vector<unsigned char> head_bytes(const fs::path& file, std::size_t n) {
+  std::vector<unsigned char> out(n);
+  gzFile gz = gzopen(file.c_str(), "rb");  // reads uncompressed files transparently
+  if (!gz) return {};
+  const int got = gzread(gz, out.data(), static_cast<unsigned>(n));
+  gzclose(gz);
+  out.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  return out;
+}
+
+/// Uncompressed bytes available in a gzip file, counted up to `needed` (stops there). The gzip
+/// trailer (ISIZE = size mod 2^32) answers without decompressing when it equals `needed`.
+std::uint64_t gzip_available(const fs::path& file, std::uint64_t needed) {
+  {
+    std::ifstream in(file, std::ios::binary | std::ios::ate);
+    const auto size = static_cast<std::int64_t>(in.tellg());
+    if (size >= 18) {
+      unsigned char t[4];
+      in.seekg(size - 4);
+      in.read(reinterpret_cast<char*>(t), 4);
+      const std::uint32_t isize = std::uint32_t(t[0]) | std::uint32_t(t[1]) << 8 | std::uint32_t(t[2]) << 16 |
+                                  std::uint32_t(t[3]) << 24;
+      if (in && isize == static_cast<std::uint32_t>(needed)) return needed;
+    }
+  }
+  gzFile gz = gzopen(file.c_str(), "rb");
+  if (!gz) return 0;
+  gzbuffer(gz, 1u << 18);
+  std::vector<char> chunk(1u << 16);  // small reads: a truncated stream loses at most one
+  std::uint64_t total = 0;
+  while (total < needed) {
+    const int got = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
+    if (got <= 0) break;  // end of stream, or a truncated / corrupt stream
+    total += static_cast<std::uint64_t>(got);
+  }
+  gzclose(gz);
+  return total;
+}
+
+/// Bytes available in a file from `offset` on (decompressed if gzip), counted up to offset + needed.
+std::uint64_t available_after(const fs::path& file, std::uint64_t offset, std::uint64_t needed) {
+  if (is_gzip(file)) {
+    const std::uint64_t total = gzip_available(file, offset + needed);
+    return total > offset ? total - offset : 0;
+  }
+  std::error_code ec;
+  const std::uint64_t size = fs::file_size(file, ec);
+  if (ec) return 0;
+  return size > offset ? size - offset : 0;
+}
+
+// ---------------------------------------------------------------- NIfTI / Analyze
+
+template <class T>
+T get(const std::vector<unsigned char>& h, std::size_t at, bool swap) {
+  T v;
+  std::memcpy(&v, h.data() + at, sizeof(T));
+  if (swap) {
+    unsigned char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    std::reverse(b, b + sizeof(T));
+    std::memcpy(&v, b, sizeof(T));
+  }
+  return v;
+}
+
+struct NiftiLayout {
+  std::uint64_t vox_offset = 0;
+  std::uint64_t data_bytes = 0;
+  bool single_file = true;
+};
+
+std::optional<NiftiLayout> nifti_layout(const std::vector<unsigned char>& h) {
+  if (h.size() < 348) return std::nullopt;
+  const std::int32_t raw = get<std::int32_t>(h, 0, false);
+  const std::int32_t swapped = get<std::int32_t>(h, 0, true);
+  NiftiLayout L;
+  std::array<std::int64_t, 8> dim{};
+  int bitpix = 0;
+  if (raw == 348 || swapped == 348) {
+    const bool swap = raw != 348;
+    for (std::size_t d = 0; d < 8; ++d) dim[d] = get<std::int16_t>(h, 40 + 2 * d, swap);
+    bitpix = get<std::int16_t>(h, 72, swap);
+    const float off = get<float>(h, 108, swap);
+    L.vox_offset = off > 0 ? static_cast<std::uint64_t>(off) : 0;
+    L.single_file = std::memcmp(h.data() + 344, "n+1", 4) == 0;
+  } else if ((raw == 540 || swapped == 540) && h.size() >= 540) {
+    const bool swap = raw != 540;
+    bitpix = get<std::int16_t>(h, 14, swap);
+    for (std::size_t d = 0; d < 8; ++d) dim[d] = get<std::int64_t>(h, 16 + 8 * d, swap);
+    const std::int64_t off = get<std::int64_t>(h, 168, swap);
+    L.vox_offset = off > 0 ? static_cast<std::uint64_t>(off) : 0;
+    L.single_file = std::memcmp(h.data() + 4, "n+2", 4) == 0;
+  } else {
+    return std::nullopt;
+  }
+  if (dim[0] < 1 || dim[0] > 7 || bitpix <= 0 || bitpix % 8 != 0) return std::nullopt;
+  std::uint64_t n = static_cast<std::uint64_t>(bitpix / 8);
+  for (std::int64_t d = 1; d <= dim[0]; ++d) n *= static_cast<std::uint64_t>(std::max<std::int64_t>(1, dim[d]));
+  L.data_bytes = n;
+  return L;
+}
+
+void check_nifti(const fs::path& file, const std::string& name, const std::string& what) {
+  const auto layout = nifti_layout(head_bytes(file, 540));
+  if (!layout) return;  // ITK accepted the header; leave odd variants to it
+  fs::path data = file;
+  if (!layout->single_file) {  // .hdr + .img (or .img.gz)
+    const std::string stem = file.string().substr(0, file.string().size() - (ends_with(name, ".gz") ? 7 : 4));
+    data = fs::exists(stem + ".img") ? fs::path(stem + ".img") : fs::path(stem + ".img.gz");
+    if (!fs::exists(data)) return;  // ITK will report the missing data file
+  }
+  const std::uint64_t have = available_after(data, layout->vox_offset, layout->data_bytes);
+  if (have < layout->data_bytes) fail_truncated(file, what, layout->data_bytes, have, data);
+}
+
+// ---------------------------------------------------------------- MetaImage
+
+void check_meta(const fs::path& file, std::uint64_t pixel_bytes, const std::string& what) {
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  bool compressed = false;
+  std::optional<std::uint64_t> compressed_size;
+  std::int64_t header_size = 0;
+  std::string data_file;
+  std::uint64_t offset = 0;
+  while (offset < (1u << 20) && std::getline(in, line)) {
+    offset += line.size() + 1;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    auto trim = [](std::string s) {
+      const auto b = s.find_first_not_of(" \t\r");
+      const auto e = s.find_last_not_of(" \t\r");
+      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+    };
+    const std::string key = lower(trim(line.substr(0, eq)));
+    const std::string value = trim(line.substr(eq + 1));
+    try {
+      if (key == "compresseddata") compressed = lower(value) == "true";
+      if (key == "compresseddatasize") compressed_size = std::stoull(value);
+      if (key == "headersize") header_size = std::stoll(value);
+    } catch (...) {
+      return;  // unparsable numbers: leave it to ITK
+    }
+    if (key == "elementdatafile") {
+      data_file = value;
+      break;
+    }
+  }
+  if (data_file.empty()) return;
+  if (compressed && !compressed_size) return;  // size unknown without inflating; rare
+  const std::uint64_t need = compressed ? *compressed_size : pixel_bytes;
+  std::error_code ec;
+  if (lower(data_file) == "local") {
+    const std::uint64_t size = fs::file_size(file, ec);
+    if (ec) return;
+    const std::uint64_t have = size > offset ? size - offset : 0;
+    if (have < need) fail_truncated(file, what, need, have, file);
+    return;
+  }
+  // A separate data file (not a LIST or a numbered pattern).
+  if (lower(data_file).rfind("list", 0) == 0 || data_file.find('%') != std::string::npos || header_size < 0) return;
+  const fs::path data = file.parent_path() / data_file;
+  const std::uint64_t size = fs::file_size(data, ec);
+  if (ec) return;  // ITK reports a missing data file
+  const std::uint64_t skip = static_cast<std::uint64_t>(header_size);
+  const std::uint64_t have = size > skip ? size - skip : 0;
+  if (have < need) fail_truncated(file, what, need, have, data);
+}
+
+// ---------------------------------------------------------------- legacy VTK
+
+void check_vtk(const fs::path& file, std::uint64_t n_values, std::uint64_t pixel_bytes, const std::string& what) {
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  bool binary = false;
+  std::uint64_t offset = 0;
+  int line_no = 0;
+  bool found = false;
+  std::string pending;  // "SCALARS" seen: the data start after an optional LOOKUP_TABLE line
+  while (offset < (1u << 20) && std::getline(in, line)) {
+    offset += line.size() + 1;
+    ++line_no;
+    std::string upper = line;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (line_no == 3) binary = upper.rfind("BINARY", 0) == 0;
+    if (line_no <= 3) continue;
+    if (!pending.empty()) {
+      if (upper.rfind("LOOKUP_TABLE", 0) == 0) {
+        found = true;
+        break;
+      }
+      offset -= line.size() + 1;  // no lookup table: this line is already data
+      found = true;
+      break;
+    }
+    if (upper.rfind("SCALARS", 0) == 0) {
+      pending = line;
+      continue;
+    }
+    if (upper.rfind("VECTORS", 0) == 0 || upper.rfind("NORMALS", 0) == 0 || upper.rfind("TENSORS", 0) == 0 ||
+        upper.rfind("COLOR_SCALARS", 0) == 0) {
+      found = true;
+      break;
+    }
+  }
+  if (!found) return;
+  std::error_code ec;
+  const std::uint64_t size = fs::file_size(file, ec);
+  if (ec) return;
+  if (binary) {
+    const std::uint64_t have = size > offset ? size - offset : 0;
+    if (have < pixel_bytes) fail_truncated(file, what, pixel_bytes, have, file);
+    return;
+  }
+  // ASCII: count the numbers.
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::uint64_t count = 0;
+  std::string token;
+  while (count < n_values && in >> token) ++count;
+  if (count < n_values)
+    CARDIO_FAIL("cannot read " << what << " '" << file.string() << "': the file is truncated (it needs " << n_values
+                               << " values, only " << count << " are present)");
+}
+
+}  // namespace
+
+void check_complete(const fs::path& file, std::uint64_t n_values, std::uint64_t bytes_per_value,
+                    const std::string& what) {
+  const std::uint64_t itk_pixel_bytes = n_values * bytes_per_value;
+  const std::string name = lower(file.filename().string());
+  if (ends_with(name, ".nii") || ends_with(name, ".nii.gz") || ends_with(name, ".hdr") || ends_with(name, ".hdr.gz"))
+    check_nifti(file, name, what);
+  else if (ends_with(name, ".mha") || ends_with(name, ".mhd"))
+    check_meta(file, itk_pixel_bytes, what);
+  else if (ends_with(name, ".vtk"))
+    check_vtk(file, n_values, itk_pixel_bytes, what);
+}
+
+}  // namespace cardio::imaging::file_checks
