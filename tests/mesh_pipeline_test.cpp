@@ -34,7 +34,7 @@ using namespace cardio;
 namespace {
 
 class MeshPipeline : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     dir = fs::temp_directory_path() / ("cardio_mesh_" + std::to_string(::getpid()) + "_" + info->name());

@@ -350,3 +350,68 @@ TEST_F(CliTest, UnconvergedRunFailsWithExit1) {
 }
 
 }  // namespace
+
+// --- heart configs: cardiac phantom, mesh, validate (issue 3) ---
+
+TEST_F(CliTest, PhantomThenMeshFromTheWrittenImages) {
+  Result r = cardiac({"phantom", "lv", "-o", "ph", "--voxel-size", "2", "--rotate", "1,1,0,30"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* f : {"labels.nii.gz", "fibre.nii.gz", "sheet.nii.gz"}) EXPECT_TRUE(fs::exists(m_dir / "ph" / f)) << f;
+  write("heart.yaml",
+        "name: from_images\n"
+        "geometry:\n"
+        "  source: image\n"
+        "  labels: ph/labels.nii.gz\n"
+        "  roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}\n"
+        "fibres: {source: vectors, fibre: ph/fibre.nii.gz, sheet: ph/sheet.nii.gz}\n");
+  r = cardiac({"validate", "heart.yaml"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = cardiac({"mesh", "heart.yaml", "-o", "out"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* f : {"config.resolved.yaml", "run.log", "mesh.vtu", "surfaces.vtp", "cavity_lv.vtp", "mesh_report.json"})
+    EXPECT_TRUE(fs::exists(out() / f)) << f;
+  const auto report = nlohmann::json::parse(slurp(out() / "mesh_report.json"));
+  EXPECT_GT(report["element_count"].get<long>(), 100);
+  EXPECT_EQ(report["fibre_source"], "vectors");
+}
+
+TEST_F(CliTest, MeshOfAMissingImageFailsWithoutAReport) {
+  write("heart.yaml", "geometry: {source: image, labels: missing.nii.gz, roles: {myocardium: [1]}}\n");
+  Result r = cardiac({"validate", "heart.yaml"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_HAS(r.err, "missing.nii.gz");
+  r = cardiac({"mesh", "heart.yaml", "-o", "out"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_HAS(r.err, "missing.nii.gz");
+  EXPECT_FALSE(fs::exists(out() / "mesh_report.json"));
+  EXPECT_FALSE(fs::exists(out() / "mesh.vtu"));
+}
+
+TEST_F(CliTest, MeshRejectsANotImageAndATwoDimensionalImage) {
+  write("text.nii", "this is not an image\n");
+  write("heart.yaml", "geometry: {source: image, labels: text.nii, roles: {myocardium: [1]}}\n");
+  Result r = cardiac({"mesh", "heart.yaml", "-o", "out"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_HAS(r.err, "text.nii");
+  EXPECT_FALSE(fs::exists(out() / "mesh_report.json"));
+}
+
+TEST_F(CliTest, HeartConfigErrorsNameTheKey) {
+  write("heart.yaml", "geometry:\n  source: phantom\n  phantom: {voxel_sise: 1 mm}\n");
+  Result r = cardiac({"mesh", "heart.yaml", "-o", "out"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_HAS(r.err, "heart.yaml:3");
+  EXPECT_HAS(r.err, "voxel_size");  // did you mean
+  EXPECT_FALSE(fs::exists(out()));
+  write("heart2.yaml", "geometry: {source: image, labels: x.nii}\n");
+  r = cardiac({"validate", "heart2.yaml"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_HAS(r.err, "roles");
+}
+
+TEST_F(CliTest, PhantomUsageErrors) {
+  EXPECT_EQ(cardiac({"phantom", "rv", "-o", "x"}).code, 2);
+  EXPECT_EQ(cardiac({"phantom", "lv"}).code, 2);
+  EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--rotate", "0,0,0,30"}).code, 2);
+  EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--format", "png"}).code, 2);
+}

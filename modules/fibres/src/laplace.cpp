@@ -155,7 +155,7 @@ std::vector<double> solve_voxel_laplace(const VoxelDomain& domain, const std::ve
                                     << " CG iterations (" << n_free << " unknowns, tolerance " << options.tolerance << ")");
   }
 
-  std::vector<double> u(std::size_t(n));
+  std::vector<double> u(static_cast<std::size_t>(n));
   for (std::int64_t m = 0; m < n; ++m) {
     const std::int32_t r = free_index[std::size_t(m)];
     u[std::size_t(m)] = r < 0 ? fixed[std::size_t(m)] : x[r];

@@ -101,7 +101,9 @@ BoundaryClassification classify_boundary(const RoleVolume& roles, const BaseSpec
     has_base = base_from_openings(roles, axis.base_point, axis.base_normal);
   }
 
-  const double tolerance = base.tolerance > 0 ? base.tolerance : g.spacing.maxCoeff();
+  // Default 3/4 of a voxel: faces on the plane's staircase are at most ~h/2 away for a plane oblique
+  // to the grid, while epicardial faces one voxel layer below a grid-aligned plane (exactly h) stay out.
+  const double tolerance = base.tolerance > 0 ? base.tolerance : 0.75 * g.spacing.maxCoeff();
   std::int64_t n_myocardium = 0;
   for (std::int64_t v = 0; v < g.n_voxels(); ++v) {
     if (roles.role.values[static_cast<std::size_t>(v)] != RoleVolume::kMyocardium) continue;

@@ -1,5 +1,6 @@
 #include "cardio/phantoms/phantoms.hpp"
 
+#include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -32,8 +33,7 @@ void check_shell(const EllipsoidShell& s, const char* what) {
   }
 }
 
-/// Number of voxel layers from 0 down to `lo` (lo <= 0) with faces at multiples of h and one full
-/// empty layer of margin.
+/// Voxel layers of thickness h needed to cover `extent` from a face at 0, plus one empty layer.
 std::int64_t layers_to(double extent, double h) {
   return static_cast<std::int64_t>(std::ceil(std::max(0.0, extent) / h - 1e-9)) + 1;
 }

@@ -1,8 +1,7 @@
 #pragma once
 /// @file laplace.hpp
 /// Laplace problems on a voxel domain (the Laplace-Dirichlet step of Bayer et al. 2012, Ann. Biomed.
-/// Eng. 40(10):2243-2254, sect. "Laplace-Dirichlet rule-based algorithm"), discretised by finite
-/// differences on the voxel centres.
+/// Eng. 40(10):2243-2254), discretised by finite differences on the voxel centres.
 #include <Eigen/Core>
 #include <array>
 #include <cstdint>

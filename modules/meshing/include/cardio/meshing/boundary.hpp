@@ -40,7 +40,7 @@ struct BaseSpec {
   Mode mode = Mode::automatic;
   Eigen::Vector3d point{0, 0, 0};     ///< [mm] (plane mode)
   Eigen::Vector3d normal{0, 0, 1};    ///< apex -> base (plane mode)
-  double tolerance = 0.0;             ///< [mm]; 0 = the largest voxel spacing
+  double tolerance = 0.0;             ///< [mm]; 0 = 3/4 of the largest voxel spacing
 };
 
 /// Long axis: unit normal of the base plane (apex to base), a point on the base plane, and the apex

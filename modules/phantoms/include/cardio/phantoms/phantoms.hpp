@@ -34,7 +34,7 @@ struct PhantomLabels {
   std::int32_t rv_cavity = 4;       ///< (biventricular phantom only)
 };
 
-/// A family of confocal-in-parameter ellipsoids: semi-axes interpolate linearly between `inner`
+/// A family of coaxial ellipsoids: semi-axes interpolate linearly between `inner`
 /// (t = 0) and `outer` (t = 1); axes are x, y, z of the phantom frame; rotationally symmetric when
 /// x and y semi-axes are equal.
 struct EllipsoidShell {
