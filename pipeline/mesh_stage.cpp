@@ -233,15 +233,18 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
     frames.sheet = fp.uniform_sheet.replicate(1, Eigen::Index(frames.voxels.size()));
   } else {
     imaging::VoxelFrames rule;
-    const bool need_rule = fp.fill_missing_by_rule || im.sheet.values.empty();
+    // The rule gives the sheet when no sheet image is given (if there is an endocardium to build it
+    // on; otherwise a fixed perpendicular is used) and fills invalid voxels when the config asks.
+    const bool has_endocardium = std::any_of(boundary.faces.begin(), boundary.faces.end(), [](const meshing::VoxelFace& f) {
+      return f.tag >= meshing::SurfaceTag::kFirstEndocardium;
+    });
+    const bool need_rule = fp.fill_missing_by_rule || (im.sheet.values.empty() && has_endocardium);
     if (need_rule && fp.source != "phantom") rule = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule));
     const std::string name = fp.source == "vectors" ? fp.fibre_file.string()
                              : fp.source == "angles" ? fp.azimuth_file.string()
                                                      : "phantom fibres";
     frames = fibres::frames_from_vectors(roles, im.fibre, im.sheet.values.empty() ? nullptr : &im.sheet,
-                                         (fp.fill_missing_by_rule || (need_rule && fp.source != "phantom")) && !rule.voxels.empty()
-                                             ? &rule : nullptr,
-                                         name, &filled);
+                                         rule.voxels.empty() ? nullptr : &rule, name, &filled, fp.fill_missing_by_rule);
   }
   std::string why;
   CARDIO_CHECK(fibres::check_frames(frames, 1e-6, &why), "fibre frames: " << why);

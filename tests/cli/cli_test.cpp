@@ -394,6 +394,15 @@ TEST_F(CliTest, MeshRejectsANotImageAndATwoDimensionalImage) {
   EXPECT_EQ(r.code, 1);
   EXPECT_HAS(r.err, "text.nii");
   EXPECT_FALSE(fs::exists(out() / "mesh_report.json"));
+  // A 2-D image (a hand-written NRRD: 4 x 4 shorts).
+  write("flat.nrrd", "NRRD0004\ntype: short\ndimension: 2\nsizes: 4 4\nencoding: raw\nendian: little\n\n" +
+                         std::string(32, '\1'));
+  write("flat.yaml", "geometry: {source: image, labels: flat.nrrd, roles: {myocardium: [1]}}\n");
+  r = cardiac({"mesh", "flat.yaml", "-o", "out"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_HAS(r.err, "flat.nrrd");
+  EXPECT_HAS(r.err, "2-D");
+  EXPECT_FALSE(fs::exists(out() / "mesh_report.json"));
 }
 
 TEST_F(CliTest, HeartConfigErrorsNameTheKey) {

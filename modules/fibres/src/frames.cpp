@@ -34,7 +34,7 @@ void check_grid(const imaging::Grid& labels, const imaging::Grid& vectors, const
 
 imaging::VoxelFrames frames_from_vectors(const imaging::RoleVolume& roles, const imaging::VectorVolume& fibre,
                                          const imaging::VectorVolume* sheet, const imaging::VoxelFrames* fill,
-                                         const std::string& source_name, std::int64_t* n_filled) {
+                                         const std::string& source_name, std::int64_t* n_filled, bool fill_invalid) {
   const imaging::Grid& grid = roles.role.grid;
   check_grid(grid, fibre.grid, "fibre", source_name);
   CARDIO_CHECK(std::int64_t(fibre.values.size()) == grid.n_voxels(), "fibre volume has " << fibre.values.size() << " values");
@@ -84,19 +84,19 @@ imaging::VoxelFrames frames_from_vectors(const imaging::RoleVolume& roles, const
     if (!bad[std::size_t(m)]) continue;
     if (first < 0) first = m;
     ++n_bad;
-    if (fill) {
+    if (fill && fill_invalid) {
       out.fibre.col(m) = fill->fibre.col(m);
       out.sheet.col(m) = fill->sheet.col(m);
     }
   }
-  if (n_bad > 0 && !fill) {
+  if (n_bad > 0 && !(fill && fill_invalid)) {
     const imaging::Index3 ijk = grid.index(out.voxels[std::size_t(first)]);
     CARDIO_FAIL(source_name << ": " << n_bad << " myocardium voxel" << (n_bad == 1 ? " has" : "s have")
                             << " no usable fibre (NaN or zero vector" << (sheet ? ", or a sheet NaN, zero or parallel to it" : "")
                             << "); first at voxel (" << ijk[0] << "," << ijk[1] << "," << ijk[2]
                             << "). Fix the data or fill them from the rule-based fibres");
   }
-  if (n_filled) *n_filled = n_bad;
+  if (n_filled) *n_filled = n_bad;  // zero unless filled: otherwise the error above was thrown
   return out;
 }
 

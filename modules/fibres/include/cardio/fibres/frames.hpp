@@ -20,10 +20,12 @@ namespace cardio::fibres {
 /// zero or parallel to the fibre (|s - (s.f) f| <= 1e-6 |s|). Without `fill` they throw cardio::Error
 /// with their count, the (i,j,k) of the first one and `source_name`; with `fill` (frames of the same
 /// myocardium voxels, e.g. rule_based_frames) their whole frame is taken from `fill` and their count
-/// is stored in `*n_filled`.
+/// is stored in `*n_filled`. With `fill_invalid` false, `fill` only provides sheets and invalid
+/// voxels are still an error (fibres given, `missing: error`).
 imaging::VoxelFrames frames_from_vectors(const imaging::RoleVolume& roles, const imaging::VectorVolume& fibre,
                                          const imaging::VectorVolume* sheet, const imaging::VoxelFrames* fill,
-                                         const std::string& source_name, std::int64_t* n_filled = nullptr);
+                                         const std::string& source_name, std::int64_t* n_filled = nullptr,
+                                         bool fill_invalid = true);
 
 /// True if every frame is orthonormal and right-handed within `tol`: |f| = |s| = 1, |f.s| <= tol,
 /// det[f, s, f x s] = 1, all finite, one column per voxel, voxels strictly ascending.
