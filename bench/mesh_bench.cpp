@@ -1,6 +1,6 @@
 // cardio_mesh_bench: import + voxelize benchmark (docs/performance.md, "Meshing").
 //   cardio_mesh_bench generate FILE [N]   write an N^3 (default 256) label image with about 2 million
-//                                         myocardium voxels (a thick ellipsoidal shell around a cavity)
+//                                         myocardium voxels (a truncated thick ellipsoidal shell, 0.5 mm voxels)
 //   cardio_mesh_bench mesh FILE           read it, map roles, drop islands, classify the boundary and
 //                                         build the hexahedral mesh; prints stage times and peak memory
 // The two steps run as separate processes so that the peak resident set (getrusage) is the
@@ -41,7 +41,8 @@ int generate(const std::string& file, long n) {
       for (long i = 0; i < n; ++i) {
         const Eigen::Vector3d p((double(i) - c) * 0.5, (double(j) - c) * 0.5, (double(k) - c) * 0.5);
         const auto inside = [&](double a, double b) { return (p.x() * p.x() + p.y() * p.y()) / (a * a) + p.z() * p.z() / (b * b) <= 1; };
-        l.at(i, j, k) = inside(44, 60) ? (inside(34, 50) ? 2 : 1) : 0;
+        // A truncated ellipsoidal LV: base plane at z = 40 mm, so the cavity has a valve opening.
+        l.at(i, j, k) = p.z() > 40 || !inside(46, 62) ? 0 : (inside(36, 52) ? 2 : 1);
       }
   imaging::write_label_image(l, file);
   long myo = 0;

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config
           libeigen3-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev
-          libvtk9-dev libinsighttoolkit5-dev)
+          libvtk9-dev libinsighttoolkit5-dev zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
