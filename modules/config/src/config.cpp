@@ -327,6 +327,16 @@ std::vector<Node> Node::list(const std::string& key) const {
 
 namespace {
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
+// The whole of s as a base-10 integer (digits only: "1e6" and "2.0" are not integers).
+bool parse_integer(const std::string& s, long& value) {
+  std::size_t used = 0;
+  try {
+    value = std::stol(s, &used);
+  } catch (...) {
+    return false;
+  }
+  return !s.empty() && used == s.size();
+}
 // Shortest text that reads back to exactly v (0.3, not 0.29999999999999999).
 std::string fmt(double v) {
   char buf[64];
@@ -381,13 +391,7 @@ long Node::integer(const std::string& key, std::optional<long> fallback, long lo
     value = *fallback;
   } else {
     const std::string s = scalar_text(*v);
-    std::size_t used = 0;
-    try {
-      value = std::stol(s, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (s.empty() || used != s.size()) fail(key, "expected an integer, got '" + s + "'");
+    if (!parse_integer(s, value)) fail(key, "expected an integer, got '" + s + "'");
   }
   if (value < lo || value > hi)
     fail(key, "value " + std::to_string(value) + " is out of range; expected an integer in [" +
@@ -492,14 +496,8 @@ Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i
     if (!v->IsSequence() || v->size() != 3) fail(key, "expected a list of 3 integers [i, j, k]");
     for (int i = 0; i < 3; ++i) {
       const std::string s = scalar_text((*v)[i]);
-      std::size_t used = 0;
       long x = 0;
-      try {
-        x = std::stol(s, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (s.empty() || used != s.size()) fail(key, "component " + std::to_string(i) + ": expected an integer, got '" + s + "'");
+      if (!parse_integer(s, x)) fail(key, "component " + std::to_string(i) + ": expected an integer, got '" + s + "'");
       // Range-check before narrowing to int, so that 2^32 + 2 cannot wrap around to 2.
       if (x < lo || x > hi)
         fail(key, "component " + std::to_string(i) + " = " + s + " is out of range; expected [" + std::to_string(lo) +
@@ -532,15 +530,8 @@ std::vector<long> Node::integers(const std::string& key, std::optional<std::vect
       fail(key, "expected a list of integers [a, b, ...]");
     }
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::string& s = items[i];
-      std::size_t used = 0;
       long x = 0;
-      try {
-        x = std::stol(s, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (s.empty() || used != s.size()) fail(key, "item " + std::to_string(i) + ": expected an integer, got '" + s + "'");
+      if (!parse_integer(items[i], x)) fail(key, "item " + std::to_string(i) + ": expected an integer, got '" + items[i] + "'");
       out.push_back(x);
     }
   }

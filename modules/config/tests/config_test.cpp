@@ -65,6 +65,24 @@ TEST(ConfigTest, QuantityWithUnits) {
   EXPECT_NO_THROW(doc->check_no_unknown_keys());
 }
 
+TEST(ConfigTest, IntegerLists) {
+  auto doc = load("a:\n  list: [1, 3, 42]\n  one: 7\n  bad: [1, 2.5]\n  big: [1, 99]\n");
+  const Node a = doc->root().child("a");
+  EXPECT_EQ(a.integers("list", std::nullopt, 0, 100), (std::vector<long>{1, 3, 42}));
+  EXPECT_EQ(a.integers("one", std::nullopt, 0, 100), (std::vector<long>{7}));
+  EXPECT_EQ(a.integers("absent", std::vector<long>{5}, 0, 100), (std::vector<long>{5}));
+  try {
+    a.integers("bad", std::nullopt, 0, 100);
+    FAIL() << "2.5 is not an integer";
+  } catch (const cardio::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("test.yaml:4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("item 1: expected an integer, got '2.5'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(a.integers("big", std::nullopt, 0, 50), cardio::Error);
+  EXPECT_THROW(a.integers("missing", std::nullopt, 0, 50), cardio::Error);
+  EXPECT_NE(doc->resolved_yaml().find("list: [1, 3, 42]"), std::string::npos) << doc->resolved_yaml();
+}
+
 TEST(ConfigTest, PathsAndLocations) {
   auto doc = load(kMaterial);
   const Node root = doc->root();
