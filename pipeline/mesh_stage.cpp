@@ -3,6 +3,8 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -113,7 +115,9 @@ RoleVolume assign_roles(imaging::LabelVolume labels, const LabelRoles& roles, co
       r.role.values[v] = it->second;
       n_myocardium += it->second == RoleVolume::kMyocardium;
     }
-    if (present.size() < 1000) ++present[l];
+    // Count labels for the error message (bounded: a float image cast to labels may hold millions).
+    if (auto p = present.find(l); p != present.end()) ++p->second;
+    else if (present.size() < 1000) present[l] = 1;
   }
   if (n_myocardium == 0) {
     std::ostringstream os;
@@ -160,7 +164,10 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   const auto t0 = std::chrono::steady_clock::now();
   const GeometryParams& geo = cfg.geometry;
   auto say = [&](const std::string& s) {
-    if (log) *log << "[" << std::fixed << std::setprecision(1) << seconds_since(t0) << " s] " << s << std::endl;
+    if (!log) return;
+    std::ostringstream line;  // formatted apart, so the caller's stream keeps its flags
+    line << "[" << std::fixed << std::setprecision(1) << seconds_since(t0) << " s] " << s;
+    *log << line.str() << std::endl;
   };
 
   // --- import ---
