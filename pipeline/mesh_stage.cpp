@@ -316,9 +316,12 @@ void write_mesh_outputs(const fs::path& outdir, const MeshStageResult& r, bool s
   }
   io::Field material{"material", Eigen::MatrixXd(1, n_el), true};
   for (std::int64_t e = 0; e < n_el; ++e) material.values(0, e) = m.mesh.material[std::size_t(e)];
-  io::write_mesh_vtu(outdir / "mesh.vtu", m.mesh, {{"mass_mg", m.mass.transpose()}},
-                     {label, {"fibre", m.mesh.fibre}, {"sheet", m.mesh.sheet}, normal,
-                      {"volume_mm3", m.volume.transpose()}, material});
+  // Field names as in the issue and docs (label, fibre, sheet, normal, volume, mass); their units
+  // travel in the `units` field data.
+  io::write_mesh_vtu(outdir / "mesh.vtu", m.mesh, {{"mass", m.mass.transpose()}},
+                     {label, {"fibre", m.mesh.fibre}, {"sheet", m.mesh.sheet}, normal, {"volume", m.volume.transpose()}, material},
+                     {{"units", {"points: mm", "volume: mm^3", "mass: mg", "fibre, sheet, normal: unit vectors"}},
+                      {"surface_tag_names", m.tag_names}});
   if (surfaces) {
     std::vector<std::vector<std::int64_t>> quads;
     io::Field tag{"tag", Eigen::MatrixXd(1, Eigen::Index(m.surface_quads.size())), true};

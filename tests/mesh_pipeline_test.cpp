@@ -131,12 +131,15 @@ TEST_F(MeshPipeline, OutputsAreReadByVtkWithTheirFields) {
   vtkUnstructuredGrid* g = reader->GetOutput();
   ASSERT_EQ(g->GetNumberOfCells(), r.mesh.mesh.n_elements());
   ASSERT_EQ(g->GetNumberOfPoints(), r.mesh.mesh.n_nodes());
-  for (const char* name : {"label", "fibre", "sheet", "normal", "volume_mm3"})
+  for (const char* name : {"label", "fibre", "sheet", "normal", "volume"})
     EXPECT_NE(g->GetCellData()->GetArray(name), nullptr) << name;
-  ASSERT_NE(g->GetPointData()->GetArray("mass_mg"), nullptr);
+  ASSERT_NE(g->GetPointData()->GetArray("mass"), nullptr);
   double mass = 0;
-  for (vtkIdType i = 0; i < g->GetNumberOfPoints(); ++i) mass += g->GetPointData()->GetArray("mass_mg")->GetTuple1(i);
+  for (vtkIdType i = 0; i < g->GetNumberOfPoints(); ++i) mass += g->GetPointData()->GetArray("mass")->GetTuple1(i);
   EXPECT_NEAR(mass, 1.06 * r.mesh.volume.sum(), 1e-9 * mass);
+  auto* units = vtkStringArray::SafeDownCast(g->GetFieldData()->GetAbstractArray("units"));
+  ASSERT_NE(units, nullptr);
+  EXPECT_EQ(units->GetValue(2), "mass: mg");
   // normal = fibre x sheet in the file.
   auto* f = g->GetCellData()->GetArray("fibre");
   auto* s = g->GetCellData()->GetArray("sheet");

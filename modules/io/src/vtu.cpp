@@ -82,13 +82,24 @@ Field material_field(const mechanics::HexMesh& mesh) {
   return f;
 }
 
+void add_strings(vtkFieldData* data, const std::vector<FieldStrings>& strings) {
+  for (const FieldStrings& s : strings) {
+    vtkNew<vtkStringArray> a;
+    a->SetName(s.name.c_str());
+    for (const auto& v : s.values) a->InsertNextValue(v);
+    data->AddArray(a);
+  }
+}
+
 }  // namespace
 
 void write_mesh_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh,
-                    const std::vector<Field>& point_fields, const std::vector<Field>& cell_fields) {
+                    const std::vector<Field>& point_fields, const std::vector<Field>& cell_fields,
+                    const std::vector<FieldStrings>& field_data) {
   auto grid = hex_grid(mesh);
   add_fields(grid->GetPointData(), point_fields, mesh.n_nodes(), "point");
   add_fields(grid->GetCellData(), cell_fields, mesh.n_elements(), "cell");
+  add_strings(grid->GetFieldData(), field_data);
   write_xml<vtkXMLUnstructuredGridWriter>(file, grid.Get());
 }
 
@@ -119,12 +130,7 @@ void write_vtp(const std::filesystem::path& file, const Eigen::Matrix3Xd& points
   }
   poly->SetPolys(cells);
   add_fields(poly->GetCellData(), cell_fields, static_cast<Eigen::Index>(polygons.size()), "cell");
-  for (const FieldStrings& s : field_data) {
-    vtkNew<vtkStringArray> a;
-    a->SetName(s.name.c_str());
-    for (const auto& v : s.values) a->InsertNextValue(v);
-    poly->GetFieldData()->AddArray(a);
-  }
+  add_strings(poly->GetFieldData(), field_data);
   write_xml<vtkXMLPolyDataWriter>(file, poly.Get());
 }
 

@@ -15,7 +15,7 @@ namespace cardio::io {
 
 /// A named array: one column per point or cell, one row per component (1 = scalar, 3 = vector,
 /// 9 = tensor). Integer-valued fields may set `integer` to be stored as Int32. The unit belongs in
-/// the name where there is one (e.g. "volume_mm3").
+/// the name where there is one (e.g. "velocity_mm_per_ms"), or in a `units` field-data entry.
 struct Field {
   std::string name;
   Eigen::MatrixXd values;
@@ -26,16 +26,19 @@ using PointField = Field;
 void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x,
                const std::vector<Field>& extra_point_fields = {});
 
-/// The mesh at its rest positions with exactly the given point and cell fields.
-void write_mesh_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh,
-                    const std::vector<Field>& point_fields, const std::vector<Field>& cell_fields);
-
-/// A polygonal surface (.vtp): points [mm] (3 x n), polygons as point-index lists (triangles or
-/// quads), cell fields, and string field data (e.g. the names of tag values).
+/// Strings stored as VTK field data (whole-dataset metadata: tag names, units of the fields).
 struct FieldStrings {
   std::string name;
   std::vector<std::string> values;
 };
+
+/// The mesh at its rest positions with exactly the given point and cell fields.
+void write_mesh_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh,
+                    const std::vector<Field>& point_fields, const std::vector<Field>& cell_fields,
+                    const std::vector<FieldStrings>& field_data = {});
+
+/// A polygonal surface (.vtp): points [mm] (3 x n), polygons as point-index lists (triangles or
+/// quads), cell fields, and string field data (e.g. the names of tag values).
 void write_vtp(const std::filesystem::path& file, const Eigen::Matrix3Xd& points,
                const std::vector<std::vector<std::int64_t>>& polygons, const std::vector<Field>& cell_fields,
                const std::vector<FieldStrings>& field_data = {});
