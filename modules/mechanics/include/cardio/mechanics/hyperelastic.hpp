@@ -1,0 +1,118 @@
+#pragma once
+/// @file hyperelastic.hpp
+/// The Guccione myocardium law (Guccione, McCulloch & Waldman 1991, in the form of Land et al.
+/// 2015) reduced onto the axes of the Bourguignon-Cani element, with active fibre tension.
+/// Derivation: docs/calibration.md, "Guccione myocardium and active tension on the axes".
+///
+/// Per element, with the current axis vectors A = [l_f l_s l_n] and the rest lengths r_a along
+/// the orthonormal frame [f s n], the right Cauchy-Green tensor in the material frame is
+///   C_ab = l_a . l_b / (r_a r_b),   E = (C - I) / 2,
+/// exact for every affine deformation (l_a = F L_a). E_aa depends on |l_a| only (an axial
+/// spring), E_ab on l_a . l_b (a shear spring between two axes). The element energy is
+///   V0 [ C/2 (exp(Q) - 1) + kappa/2 (J - 1)^2 + Ta E_ff ],   J = det A / (r_f r_s r_n),
+///   Q = b_f E_ff^2 + b_t (E_ss^2 + E_nn^2 + 2 E_sn^2) + 2 b_fs (E_fs^2 + E_fn^2),
+/// and the force on the "+" point of the axes is g = -V0 A D S D, D = diag(1/r), S = dW/dE.
+/// Units: mm, ms, kPa, mN.
+#include <Eigen/Core>
+#include <string_view>
+#include <vector>
+
+#include "cardio/mechanics/bourguignon_cani.hpp"
+#include "cardio/mechanics/internal_forces.hpp"
+#include "cardio/mechanics/mesh.hpp"
+
+namespace cardio::mechanics {
+
+/// Activation-modulated fibre option (Bourguignon & Cani 2000, sec. 6: "non-linear active axial
+/// springs, whose stiffness and rest length vary over time"): with activation a in [0, 1],
+///   r_f(a) = r_f0 (1 - beta a)             (the fibre rest length of the elastic law),
+///   r_s,n(a) = r_s,n0 / sqrt(1 - beta a)   (cross-fibre rest lengths: isochoric, our choice),
+///   C(a)   = C (1 + gamma a)               (the stiffness of the whole Guccione term).
+/// This is an active-strain law, F = F_e F_a with F_a = diag(1 - beta a, (1 - beta a)^-1/2,
+/// (1 - beta a)^-1/2) in the material frame: Q is evaluated on the elastic strain
+/// E_e = (F_a^-T C F_a^-1 - I)/2, the volume term on the total J = det F. An unloaded element
+/// shortens along f by exactly beta a, whatever kappa.
+struct ActiveFibre {
+  double beta = 0;   ///< fibre shortening at full activation, 0 <= beta < 1
+  double gamma = 0;  ///< relative stiffening at full activation, gamma > -1
+};
+
+/// Material constants of one material (defaults: Land et al. 2015, problem 1, with a penalty).
+struct GuccioneLaw {
+  double C = 2;                ///< [kPa]
+  double b_f = 8;              ///< fibre exponent
+  double b_t = 2;              ///< transverse exponent (E_ss, E_nn, E_sn)
+  double b_fs = 4;             ///< fibre-sheet and fibre-normal shear exponent
+  double bulk = 200;           ///< kappa [kPa] of the volume penalty kappa/2 (J - 1)^2
+  double hourglass_factor = 1; ///< hourglass modulus = factor * smallest small-strain Young's modulus
+  double damping_time = 0;     ///< tau [ms]: viscous stress tau * (small-strain Guccione moduli) : dE/dt
+  ActiveFibre active;          ///< activation-modulated option (off by default)
+
+  /// Throws cardio::Error naming the first constant out of range.
+  void validate() const;
+};
+
+/// Energy density [kPa] of the passive law and the volume penalty at the Green-Lagrange strain E
+/// of the material frame (J = sqrt(det(I + 2E)); no activation). Continuum reference.
+double guccione_energy_density(const GuccioneLaw& law, const Eigen::Matrix3d& E);
+
+/// Second Piola-Kirchhoff stress [kPa] in the material frame at strain E (material frame):
+/// S = C e^Q [b_f E_ff, b_fs E_fs, b_fs E_fn; ., b_t E_ss, b_t E_sn; ., ., b_t E_nn]
+///     + kappa (J - 1) J C^-1. Continuum reference (no activation; add Ta to S_ff).
+Eigen::Matrix3d guccione_pk2(const GuccioneLaw& law, const Eigen::Matrix3d& E);
+
+/// 6x6 small-strain Voigt stiffness (11, 22, 33, 23, 13, 12; engineering shears) in the
+/// material frame: normal block diag(C b_f, C b_t, C b_t) + kappa 1 1^T, shears C b_t/2 (sn),
+/// C b_fs/2 (fn, fs). The same form as the linear B&C element (stiffness_voigt).
+Eigen::Matrix<double, 6, 6> guccione_stiffness_voigt(const GuccioneLaw& law);
+
+/// Hourglass modulus g [kPa] of the law: hourglass_factor times the smallest of the three
+/// small-strain Young's moduli along f, s, n (uniaxial stress, penalty included).
+double guccione_hourglass_modulus(const GuccioneLaw& law);
+
+/// One element: adds its nodal forces [mN] to f and returns its potential energy [mN mm]
+/// (passive + volume + hourglass + active potential V0 Ta E_ff; damping is not in it).
+/// Ta [kPa]: active fibre tension (S_ff += Ta); activation in [0, 1] drives law.active.
+/// hourglass_modulus: guccione_hourglass_modulus(law), passed in so it is computed once per
+/// material. v may be null (no damping). Pure function: no allocation, no global state.
+double guccione_element_forces(const BCElementData& e, const GuccioneLaw& law, double hourglass_modulus, double Ta,
+                               double activation, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f);
+
+/// The whole mesh of Guccione elements (same geometry as BourguignonCaniForces: voxel-like
+/// parallelepipeds, axes through the barycentre along the element frame).
+class GuccioneForces final : public InternalForces {
+ public:
+  /// laws[k] is the law of material index k of the mesh. The mesh is copied in part.
+  GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws);
+
+  /// Active tension Ta [kPa] and activation a in [0, 1] per element, set by the caller before
+  /// each force evaluation (an empty vector means zero everywhere). Not thread-safe against a
+  /// concurrent add_forces.
+  void set_active_tension(std::vector<double> Ta_per_element, std::vector<double> activation_per_element = {});
+  const std::vector<double>& active_tension() const { return m_Ta; }
+  const std::vector<double>& activation() const { return m_activation; }
+
+  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const override;
+  /// Potential energy at the current Ta and activation: includes the active potential
+  /// sum V0 Ta E_ff, so it can be negative in a contracting element.
+  double energy(const Eigen::Matrix3Xd& x) const override;
+  /// True: at fixed Ta and activation, add_forces without damping is exactly -grad energy. When
+  /// the caller changes them over time the energy is not conserved (work of the activation).
+  bool conservative() const override { return true; }
+  double max_damping_time() const override;
+  std::string_view name() const override { return "guccione"; }
+
+  const std::vector<BCElementData>& elements() const { return m_data; }
+  const std::vector<GuccioneLaw>& laws() const { return m_laws; }
+
+ private:
+  std::vector<Hex> m_hexes;
+  std::vector<BCElementData> m_data;
+  std::vector<std::uint16_t> m_material;
+  std::vector<GuccioneLaw> m_laws;
+  std::vector<double> m_hourglass;  ///< per material
+  std::vector<double> m_Ta, m_activation;
+  ElementSchedule m_schedule;
+};
+
+}  // namespace cardio::mechanics
