@@ -22,6 +22,8 @@
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/phantoms/phantoms.hpp"
 #include "experiments.hpp"
+#include "heart_config.hpp"
+#include "heart_run.hpp"
 #include "mesh_config.hpp"
 #include "mesh_stage.hpp"
 #include "run_config.hpp"
@@ -254,25 +256,43 @@ void check_inputs(const pipeline::MeshConfig& cfg) {
 }
 
 int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
-  pipeline::MeshConfig cfg;
+  pipeline::HeartConfig cfg;
   try {
-    cfg = pipeline::parse_mesh_config(*doc);
+    cfg = pipeline::parse_heart_config(*doc);
   } catch (const Error& e) {
     std::cerr << "cardiac: invalid config: " << e.what() << "\n";
     return kExitUsage;
   }
   if (a.threads > 0) set_thread_count(a.threads);
-  const fs::path out = prepare_outdir(a, cfg.name, doc->resolved_yaml(), kMeshOutputs);
+  const bool simulate = a.command == "run" && cfg.simulation.has_value();
+  std::vector<std::string> stale = kMeshOutputs;
+  stale.insert(stale.end(), {"summary.json", "final.vtu"});
+  const fs::path out = prepare_outdir(a, cfg.mesh.name, doc->resolved_yaml(), stale);
   std::ofstream logfile(out / "run.log");
   Tee tee(std::cout.rdbuf(), logfile.rdbuf());
   std::ostream log(&tee);
   log << "cardiac " << CARDIO_VERSION << ": " << a.command << " " << a.config << " -> " << out.string() << "\n";
   try {
-    const pipeline::MeshStageResult r = pipeline::run_mesh_stages(cfg, &log);
-    pipeline::write_mesh_outputs(out, r, cfg.write_surfaces);
+    const pipeline::MeshStageResult r = pipeline::run_mesh_stages(cfg.mesh, &log);
+    pipeline::write_mesh_outputs(out, r, cfg.mesh.write_surfaces);
     log << "wrote " << (out / "mesh.vtu").string() << " and " << (out / "mesh_report.json").string() << "\n";
-    if (a.command == "run")
-      log << "this config has no simulation section: meshed only (see docs/config.md)\n";
+    if (simulate) {
+      pipeline::HeartRunResult h = pipeline::run_heart_simulation(*cfg.simulation, r.mesh, &log);
+      Eigen::MatrixXd ta(1, r.mesh.mesh.n_elements());
+      for (Eigen::Index e = 0; e < ta.cols(); ++e) ta(0, e) = h.active_tension[std::size_t(e)];
+      Eigen::MatrixXd label(1, ta.cols());
+      for (Eigen::Index e = 0; e < ta.cols(); ++e) label(0, e) = r.mesh.label[std::size_t(e)];
+      io::write_vtu(out / "final.vtu", r.mesh.mesh, h.state.x, {{"velocity", h.state.v}},
+                    {{"active_tension", ta}, {"label", label, true}});
+      h.summary["version"] = CARDIO_VERSION;
+      h.summary["config"] = a.config;
+      h.summary["finished_utc"] = now_utc();
+      io::write_json(out / "summary.json", h.summary);
+      for (const auto& p : h.summary["probes"]) log << "probe " << p["name"].get<std::string>() << ": final " << p["final_mm"].dump() << " mm\n";
+      log << "wrote " << (out / "summary.json").string() << "\n";
+    } else if (a.command == "run") {
+      log << "this config has no simulation sections (material, loads): meshed only (see docs/config.md)\n";
+    }
   } catch (const Error& e) {
     log << "cardiac: " << a.command << " failed: " << e.what() << "\n";
     std::cerr << "cardiac: " << a.command << " failed: " << e.what() << "\n";
@@ -332,8 +352,8 @@ int validate(const Args& a) {
   auto doc = config::Document::load_file(a.config);
   for (const auto& o : a.overrides) doc->set_override(o);
   if (pipeline::is_heart_config(*doc)) {
-    const pipeline::MeshConfig cfg = pipeline::parse_mesh_config(*doc);
-    check_inputs(cfg);
+    const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
+    check_inputs(cfg.mesh);
   } else {
     pipeline::parse_run_config(*doc);
   }

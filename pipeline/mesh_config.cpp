@@ -1,5 +1,6 @@
 #include "mesh_config.hpp"
 
+#include <cmath>
 #include <numbers>
 
 #include "cardio/core/error.hpp"
@@ -96,11 +97,28 @@ SurfaceParams parse_surface(const Node& n, const std::filesystem::path& base) {
   return s;
 }
 
+BoxParams parse_box(const Node& n) {
+  BoxParams b;
+  b.voxel_size = n.quantity("voxel_size", Dimension::length, std::nullopt, Range::positive());
+  b.size = n.vec3("size", Dimension::length, std::nullopt);
+  b.origin = n.vec3("origin", Dimension::length, Eigen::Vector3d::Zero());
+  for (int a = 0; a < 3; ++a) {
+    const double cells = b.size[a] / b.voxel_size;
+    if (!(b.size[a] > 0) || std::abs(cells - std::round(cells)) > 1e-9 * cells)
+      n.fail("size", "each edge must be a positive multiple of voxel_size (" + std::to_string(b.voxel_size) + " mm)");
+  }
+  return b;
+}
+
 GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) {
   GeometryParams g;
-  g.source = n.choice("source", {"phantom", "image", "surface"}, std::nullopt);
+  g.source = n.choice("source", {"phantom", "image", "surface", "box"}, std::nullopt);
   LabelRoles default_roles;
-  if (g.source == "phantom") {
+  if (g.source == "box") {
+    g.box = parse_box(n.child("box"));
+    default_roles.myocardium = {1};  // the box is label 1, no cavity
+    for (const char* k : {"labels", "surface", "phantom"}) n.reject_if_present(k, "used with the matching source only");
+  } else if (g.source == "phantom") {
     g.phantom = parse_phantom(n.child_or_empty("phantom"));
     // Phantom labels (modules/phantoms): 1 LV myocardium, 2 LV cavity, 3 RV myocardium, 4 RV cavity.
     default_roles.myocardium = {1};
@@ -109,17 +127,17 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
       default_roles.myocardium = {1, 3};
       default_roles.cavities = {{"lv", {2}}, {"rv", {4}}};
     }
-    for (const char* k : {"labels", "surface"}) n.reject_if_present(k, "used with source: image / surface only");
+    for (const char* k : {"labels", "surface", "box"}) n.reject_if_present(k, "used with the matching source only");
   } else if (g.source == "image") {
     g.labels_file = input_path(n, "labels", base);
-    for (const char* k : {"phantom", "surface"}) n.reject_if_present(k, "used with the matching source only");
+    for (const char* k : {"phantom", "surface", "box"}) n.reject_if_present(k, "used with the matching source only");
   } else {
     g.surface = parse_surface(n.child("surface"), base);
     // Rasterized surfaces: 1 myocardium, 2 + c the c-th endocardium's cavity.
     default_roles.myocardium = {1};
     for (std::size_t c = 0; c < g.surface.endocardia.size(); ++c)
       default_roles.cavities.emplace_back(g.surface.endocardia[c].second, std::vector<std::int32_t>{std::int32_t(2 + c)});
-    for (const char* k : {"phantom", "labels"}) n.reject_if_present(k, "used with the matching source only");
+    for (const char* k : {"phantom", "labels", "box"}) n.reject_if_present(k, "used with the matching source only");
   }
   const Node roles = n.child_or_empty("roles");
   if (g.source == "image" && !roles.has("myocardium"))

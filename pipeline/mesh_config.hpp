@@ -28,6 +28,13 @@ struct PhantomParams {
   double rotation_angle = 0.0;         ///< [rad] rotation of the whole phantom (oblique direction matrix)
 };
 
+/// A rectangular block of voxels [origin, origin + size] (e.g. Land et al. 2015 problem 1's beam).
+struct BoxParams {
+  Eigen::Vector3d size{10, 1, 1};      ///< [mm]; each a multiple of voxel_size
+  Eigen::Vector3d origin{0, 0, 0};     ///< [mm] corner
+  double voxel_size = 0.5;             ///< [mm]
+};
+
 struct SurfaceParams {
   std::filesystem::path file;
   double voxel_size = 1.0;             ///< [mm]
@@ -39,8 +46,9 @@ struct SurfaceParams {
 };
 
 struct GeometryParams {
-  std::string source = "phantom";      ///< phantom | image | surface
+  std::string source = "phantom";      ///< phantom | image | surface | box
   PhantomParams phantom;
+  BoxParams box;
   std::filesystem::path labels_file;   ///< source: image (file or DICOM folder)
   SurfaceParams surface;
   LabelRoles roles;

@@ -55,6 +55,17 @@ Imported import_phantom(const PhantomParams& p) {
   return im;
 }
 
+Imported import_box(const BoxParams& b) {
+  Imported im;
+  Grid& g = im.labels.grid;
+  g.spacing = Eigen::Vector3d::Constant(b.voxel_size);
+  for (int a = 0; a < 3; ++a) g.size[std::size_t(a)] = std::llround(b.size[a] / b.voxel_size);
+  g.origin = b.origin + g.spacing / 2;  // voxel centres: the block's faces lie on origin and origin + size
+  im.labels.values.assign(std::size_t(g.n_voxels()), 1);
+  im.source = {{"type", "box"}, {"size_mm", {b.size[0], b.size[1], b.size[2]}}, {"voxel_size_mm", b.voxel_size}};
+  return im;
+}
+
 Imported import_surface(const SurfaceParams& s) {
   surfaces::RasterizeOptions o;
   o.voxel_size_mm = s.voxel_size;
@@ -171,11 +182,13 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   };
 
   // --- import ---
-  Imported im = geo.source == "phantom" ? import_phantom(geo.phantom)
+  Imported im = geo.source == "phantom"   ? import_phantom(geo.phantom)
                 : geo.source == "surface" ? import_surface(geo.surface)
+                : geo.source == "box"     ? import_box(geo.box)
                                           : import_image(geo.labels_file);
-  const std::string source_name = geo.source == "image" ? geo.labels_file.string()
+  const std::string source_name = geo.source == "image"     ? geo.labels_file.string()
                                   : geo.source == "surface" ? geo.surface.file.string()
+                                  : geo.source == "box"     ? std::string("box")
                                                             : "phantom " + geo.phantom.kind;
   say("imported " + source_name + ": " + std::to_string(im.labels.grid.n_voxels()) + " voxels");
 

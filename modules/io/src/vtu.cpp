@@ -104,7 +104,7 @@ void write_mesh_vtu(const std::filesystem::path& file, const mechanics::HexMesh&
 }
 
 void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x,
-               const std::vector<Field>& extra) {
+               const std::vector<Field>& extra, const std::vector<Field>& extra_cells) {
   CARDIO_CHECK(x.cols() == mesh.n_nodes(), "state has " << x.cols() << " nodes, mesh " << mesh.n_nodes());
   auto grid = hex_grid(mesh);
   add_fields(grid->GetPointData(), {{"displacement", x - mesh.rest}}, mesh.n_nodes(), "point");
@@ -112,6 +112,7 @@ void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh
   add_fields(grid->GetPointData(), extra, mesh.n_nodes(), "point");
   add_fields(grid->GetCellData(), {{"fibre", mesh.fibre}, {"sheet", mesh.sheet}, material_field(mesh)},
              mesh.n_elements(), "cell");
+  add_fields(grid->GetCellData(), extra_cells, mesh.n_elements(), "cell");
   write_xml<vtkXMLUnstructuredGridWriter>(file, grid.Get());
 }
 

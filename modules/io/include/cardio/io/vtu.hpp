@@ -24,7 +24,7 @@ struct Field {
 using PointField = Field;
 
 void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x,
-               const std::vector<Field>& extra_point_fields = {});
+               const std::vector<Field>& extra_point_fields = {}, const std::vector<Field>& extra_cell_fields = {});
 
 /// Strings stored as VTK field data (whole-dataset metadata: tag names, units of the fields).
 struct FieldStrings {

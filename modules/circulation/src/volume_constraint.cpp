@@ -1,0 +1,250 @@
+#include "cardio/circulation/volume_constraint.hpp"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "cardio/circulation/cubic.hpp"
+#include "cardio/circulation/windkessel.hpp"
+#include "cardio/core/error.hpp"
+#include "cardio/core/units.hpp"
+
+namespace cardio::circulation {
+namespace {
+
+using meshing::CavitySurface;
+
+void check_cavity(const CavitySurface& c, Eigen::Index n_nodes) {
+  CARDIO_CHECK(!c.nodes.empty() && !c.triangles.empty(), "cavity '" << c.name << "' has an empty surface");
+  for (std::int32_t node : c.nodes)
+    CARDIO_CHECK(node >= 0 && node < n_nodes, "cavity '" << c.name << "' refers to node " << node << " but the mesh has "
+                                                         << n_nodes << " nodes");
+  const auto n_points = static_cast<std::int32_t>(c.nodes.size() + (c.has_lid() ? 1 : 0));
+  for (const auto& t : c.triangles)
+    for (std::int32_t i : t)
+      CARDIO_CHECK(i >= 0 && i < n_points, "cavity '" << c.name << "' has a triangle with point " << i
+                                                      << " outside [0, " << n_points << ")");
+}
+
+/// Surface points (mesh nodes, then the lid centre) relative to their centroid.
+Eigen::Matrix3Xd centred_points(const CavitySurface& c, const Eigen::Matrix3Xd& x) {
+  Eigen::Matrix3Xd p = meshing::surface_points(c, x);
+  const Eigen::Vector3d centroid = p.rowwise().sum() / double(p.cols());
+  p.colwise() -= centroid;
+  return p;
+}
+
+double six_volume(const CavitySurface& c, const Eigen::Matrix3Xd& p) {
+  double s = 0;
+  for (const auto& t : c.triangles) s += p.col(t[0]).dot(p.col(t[1]).cross(p.col(t[2])));
+  return s;
+}
+
+/// dV/dx per mesh node of the surface (3 x nodes.size()), the lid centre's share on the rim.
+Eigen::Matrix3Xd node_gradient(const CavitySurface& c, const Eigen::Matrix3Xd& p) {
+  Eigen::Matrix3Xd g = Eigen::Matrix3Xd::Zero(3, p.cols());
+  for (const auto& t : c.triangles) {
+    const Eigen::Vector3d a = p.col(t[0]), b = p.col(t[1]), d = p.col(t[2]);
+    g.col(t[0]) += b.cross(d);
+    g.col(t[1]) += d.cross(a);
+    g.col(t[2]) += a.cross(b);
+  }
+  g /= 6.0;
+  const auto n = static_cast<Eigen::Index>(c.nodes.size());
+  if (c.has_lid()) {
+    const Eigen::Vector3d share = g.col(n) / double(c.rim.size());
+    for (std::int32_t r : c.rim) g.col(r) += share;
+  }
+  return g.leftCols(n);
+}
+
+struct Cubic {
+  double c[4] = {0, 0, 0, 0};
+};
+
+/// V(phi) = c0 + c1 phi + c2 phi^2 + c3 phi^3 for points p + phi d (Promayon sec. 3.4, expanded).
+Cubic volume_cubic(const CavitySurface& c, const Eigen::Matrix3Xd& p, const Eigen::Matrix3Xd& d) {
+  Cubic k;
+  for (const auto& t : c.triangles) {
+    const Eigen::Vector3d a0 = p.col(t[0]), a1 = p.col(t[1]), a2 = p.col(t[2]);
+    const Eigen::Vector3d b0 = d.col(t[0]), b1 = d.col(t[1]), b2 = d.col(t[2]);
+    const Eigen::Vector3d a12 = a1.cross(a2), b12 = b1.cross(b2);
+    const Eigen::Vector3d ab = a1.cross(b2) + b1.cross(a2);
+    k.c[0] += a0.dot(a12);
+    k.c[1] += b0.dot(a12) + a0.dot(ab);
+    k.c[2] += a0.dot(b12) + b0.dot(ab);
+    k.c[3] += b0.dot(b12);
+  }
+  for (double& v : k.c) v /= 6.0;
+  return k;
+}
+
+/// Common checks and the projection direction d = M^-1 (free . g) per surface point (lid centre:
+/// the mean of the rim's), with gMg = g.M^-1 g over the free components.
+struct Direction {
+  Eigen::Matrix3Xd d;
+  double gMg = 0;
+};
+
+Direction direction(const CavitySurface& c, const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free,
+                    const Eigen::Matrix3Xd& g) {
+  const auto n = static_cast<Eigen::Index>(c.nodes.size());
+  Direction r;
+  r.d = Eigen::Matrix3Xd::Zero(3, n + (c.has_lid() ? 1 : 0));
+  for (Eigen::Index k = 0; k < n; ++k) {
+    const std::int32_t node = c.nodes[static_cast<std::size_t>(k)];
+    const double m = mass[node];
+    CARDIO_CHECK(m > 0 && std::isfinite(m), "cavity '" << c.name << "': node " << node << " has mass " << m
+                                                       << " mg; expected a finite value > 0");
+    Eigen::Vector3d gm = g.col(k);
+    if (free.size() > 0) gm = gm.cwiseProduct(free.col(node));
+    r.d.col(k) = gm / m;
+    r.gMg += gm.dot(r.d.col(k));
+  }
+  if (c.has_lid()) {
+    Eigen::Vector3d mean = Eigen::Vector3d::Zero();
+    for (std::int32_t rim : c.rim) mean += r.d.col(rim);
+    r.d.col(n) = mean / double(c.rim.size());
+  }
+  if (!(r.gMg > 0))
+    CARDIO_FAIL("cavity '" << c.name << "': the volume cannot change by moving its free nodes (g.M^-1 g = " << r.gMg
+                           << "); are all its nodes fixed?");
+  return r;
+}
+
+void check_inputs(const CavitySurface& c, const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free, double dt,
+                  const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd* v) {
+  check_cavity(c, x.cols());
+  CARDIO_CHECK(mass.size() == x.cols(), "masses: " << mass.size() << " values for " << x.cols() << " nodes");
+  CARDIO_CHECK(free.size() == 0 || free.cols() == x.cols(),
+               "free mask: " << free.cols() << " columns for " << x.cols() << " nodes (expected 3 x n_nodes or empty)");
+  CARDIO_CHECK(std::isfinite(dt) && dt > 0, "volume projection: dt = " << dt << " ms, expected a finite value > 0");
+  CARDIO_CHECK(v == nullptr || v->cols() == x.cols(),
+               "velocities: " << v->cols() << " columns for " << x.cols() << " nodes");
+}
+
+/// x += phi d on the cavity's nodes; v += phi d / dt if given. Returns the largest displacement.
+double move(const CavitySurface& c, const Eigen::Matrix3Xd& d, double phi, double dt, Eigen::Matrix3Xd& x,
+            Eigen::Matrix3Xd* v) {
+  double max_disp = 0;
+  for (std::size_t k = 0; k < c.nodes.size(); ++k) {
+    const Eigen::Vector3d dx = phi * d.col(Eigen::Index(k));
+    x.col(c.nodes[k]) += dx;
+    if (v) v->col(c.nodes[k]) += dx / dt;
+    max_disp = std::max(max_disp, dx.norm());
+  }
+  return max_disp;
+}
+
+}  // namespace
+
+double cavity_volume_mm3(const CavitySurface& cavity, const Eigen::Matrix3Xd& x) {
+  check_cavity(cavity, x.cols());
+  return six_volume(cavity, centred_points(cavity, x)) / 6.0;
+}
+
+VolumeGradient volume_gradient(const CavitySurface& cavity, const Eigen::Matrix3Xd& x) {
+  check_cavity(cavity, x.cols());
+  return {cavity.nodes, node_gradient(cavity, centred_points(cavity, x))};
+}
+
+void add_pressure_forces(const CavitySurface& cavity, const Eigen::Matrix3Xd& x, double pressure_kPa,
+                         Eigen::Matrix3Xd& f) {
+  CARDIO_CHECK(f.cols() == x.cols(), "forces: " << f.cols() << " columns for " << x.cols() << " nodes");
+  const VolumeGradient g = volume_gradient(cavity, x);
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) f.col(g.nodes[k]) += pressure_kPa * g.grad.col(Eigen::Index(k));
+}
+
+ProjectionResult project_volume(const CavitySurface& cavity, const Eigen::VectorXd& mass,
+                                const Eigen::Matrix3Xd& free_mask, double target_mm3, double dt, Eigen::Matrix3Xd& x,
+                                Eigen::Matrix3Xd* v) {
+  check_inputs(cavity, mass, free_mask, dt, x, v);
+  CARDIO_CHECK(std::isfinite(target_mm3) && target_mm3 > 0,
+               "cavity '" << cavity.name << "': target volume " << target_mm3 << " mm^3, expected a finite value > 0");
+  const Eigen::Matrix3Xd p = centred_points(cavity, x);
+  const Direction dir = direction(cavity, mass, free_mask, node_gradient(cavity, p));
+  const Cubic k = volume_cubic(cavity, p, dir.d);
+  ProjectionResult r;
+  r.volume_free_mm3 = k.c[0];
+  try {
+    r.phi = root_nearest_zero(k.c[0] - target_mm3, k.c[1], k.c[2], k.c[3]);
+  } catch (const Error& e) {
+    CARDIO_FAIL("cavity '" << cavity.name << "': the volume " << k.c[0] << " mm^3 cannot be projected to "
+                           << target_mm3 << " mm^3 along its gradient (" << e.what() << ")");
+  }
+  r.max_displacement = move(cavity, dir.d, r.phi, dt, x, v);
+  if (v) {
+    // Velocity stage: remove the normal component so that dV/dt = g(X).v = 0 (fixed components keep
+    // their prescribed velocities but count in g.v).
+    const Eigen::Matrix3Xd g = node_gradient(cavity, centred_points(cavity, x));
+    const Direction dv = direction(cavity, mass, free_mask, g);
+    double gv = 0;
+    for (std::size_t i = 0; i < cavity.nodes.size(); ++i) gv += g.col(Eigen::Index(i)).dot(v->col(cavity.nodes[i]));
+    r.velocity_multiplier = -gv / dv.gMg;
+    for (std::size_t i = 0; i < cavity.nodes.size(); ++i)
+      v->col(cavity.nodes[i]) += r.velocity_multiplier * dv.d.col(Eigen::Index(i));
+  }
+  r.volume_mm3 = cavity_volume_mm3(cavity, x);
+  return r;
+}
+
+std::vector<ProjectionResult> project_volumes(const std::vector<CavitySurface>& cavities, const Eigen::VectorXd& mass,
+                                              const Eigen::Matrix3Xd& free_mask, const std::vector<double>& targets_mm3,
+                                              double dt, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v) {
+  CARDIO_CHECK(targets_mm3.size() == cavities.size(),
+               targets_mm3.size() << " target volumes for " << cavities.size() << " cavities");
+  for (std::size_t a = 0; a < cavities.size(); ++a) {
+    const std::set<std::int32_t> nodes(cavities[a].nodes.begin(), cavities[a].nodes.end());
+    for (std::size_t b = a + 1; b < cavities.size(); ++b) {
+      std::int64_t shared = 0;
+      for (std::int32_t n : cavities[b].nodes) shared += nodes.count(n);
+      if (shared > 0)
+        CARDIO_FAIL("cavities '" << cavities[a].name << "' and '" << cavities[b].name << "' share " << shared
+                                 << " mesh nodes: projecting them in turn would not keep both volumes exact");
+    }
+  }
+  std::vector<ProjectionResult> r;
+  for (std::size_t c = 0; c < cavities.size(); ++c)
+    r.push_back(project_volume(cavities[c], mass, free_mask, targets_mm3[c], dt, x, v));
+  return r;
+}
+
+CoupledResult project_volume_windkessel(const CavitySurface& cavity, const Eigen::VectorXd& mass,
+                                        const Eigen::Matrix3Xd& free_mask, const Windkessel& windkessel,
+                                        double volume_begin_mL, double dt, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v) {
+  check_inputs(cavity, mass, free_mask, dt, x, v);
+  CARDIO_CHECK(std::isfinite(volume_begin_mL) && volume_begin_mL > 0,
+               "cavity '" << cavity.name << "': volume at the start of the step " << volume_begin_mL
+                          << " mL, expected a finite value > 0");
+  const Eigen::Matrix3Xd p = centred_points(cavity, x);
+  const Direction dir = direction(cavity, mass, free_mask, node_gradient(cavity, p));
+  const Cubic k = volume_cubic(cavity, p, dir.d);
+  // phi/(dt^2 kappa) = A + B Q, Q = (V_b - V(phi)) / (1000 dt)  =>  cubic in phi (see header).
+  const auto [a, b] = windkessel.end_of_step_pressure(dt);
+  const double kappa = units::kMmHgInKPa, vb = volume_begin_mL * kMm3PerMl;
+  const double s = kMm3PerMl * dt / b;  // mm^3 per mmHg
+  CoupledResult r;
+  r.projection.volume_free_mm3 = k.c[0];
+  try {
+    r.projection.phi = root_nearest_zero(k.c[0] - vb - s * a, k.c[1] + s / (dt * dt * kappa), k.c[2], k.c[3]);
+  } catch (const Error& e) {
+    CARDIO_FAIL("cavity '" << cavity.name << "': no Windkessel-coupled projection (" << e.what() << ")");
+  }
+  r.projection.max_displacement = move(cavity, dir.d, r.projection.phi, dt, x, v);
+  r.projection.volume_mm3 = cavity_volume_mm3(cavity, x);
+  r.pressure_mmHg = r.projection.phi / (dt * dt * kappa);
+  r.outflow = (vb - r.projection.volume_mm3) / (kMm3PerMl * dt);
+  return r;
+}
+
+double max_explicit_impedance_step(const CavitySurface& cavity, const Eigen::VectorXd& mass,
+                                   const Eigen::Matrix3Xd& free_mask, const Eigen::Matrix3Xd& x,
+                                   double impedance_mmHg_ms_per_mL) {
+  check_inputs(cavity, mass, free_mask, 1.0, x, nullptr);
+  const double z = impedance_mmHg_ms_per_mL * units::kMmHgInKPa / kMm3PerMl;  // kPa ms / mm^3
+  if (!(z > 0)) return std::numeric_limits<double>::infinity();
+  const Direction dir = direction(cavity, mass, free_mask, node_gradient(cavity, centred_points(cavity, x)));
+  return 2.0 / (z * dir.gMg);
+}
+
+}  // namespace cardio::circulation

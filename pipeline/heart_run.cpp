@@ -1,0 +1,201 @@
+#include "heart_run.hpp"
+
+#include <Eigen/LU>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "cardio/core/error.hpp"
+#include "cardio/mechanics/hyperelastic.hpp"
+#include "cardio/mechanics/integrators.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+using mechanics::Quad;
+using nlohmann::json;
+
+std::vector<std::int32_t> nodes_of(const std::vector<Quad>& quads) {
+  std::vector<std::int32_t> nodes;
+  for (const Quad& q : quads) nodes.insert(nodes.end(), q.begin(), q.end());
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+/// Final position of the material point initially at p: trilinear interpolation in the element
+/// containing p (voxel elements are parallelepipeds, so the local coordinates are affine in p),
+/// else the nearest node.
+json probe(const Probe& pr, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
+  const imaging::Grid& g = m.grid;
+  const Eigen::Vector3d ci = g.continuous_index(pr.point);
+  const double tol = 1e-9;
+  Eigen::Vector3d final_x;
+  std::string method;
+  for (int dk = -1; dk <= 1 && method.empty(); ++dk)
+    for (int dj = -1; dj <= 1 && method.empty(); ++dj)
+      for (int di = -1; di <= 1 && method.empty(); ++di) {
+        const std::int64_t i = std::llround(ci[0]) + di, j = std::llround(ci[1]) + dj, k = std::llround(ci[2]) + dk;
+        if (!g.contains(i, j, k)) continue;
+        const auto it = std::lower_bound(m.voxel.begin(), m.voxel.end(), g.linear(i, j, k));
+        if (it == m.voxel.end() || *it != g.linear(i, j, k)) continue;
+        const auto& hex = m.mesh.hexes[std::size_t(it - m.voxel.begin())];
+        const Eigen::Vector3d X0 = m.mesh.rest.col(hex[0]);
+        Eigen::Matrix3d J;  // VTK order: nodes 1, 3, 4 are the +xi, +eta, +zeta neighbours of node 0
+        J << m.mesh.rest.col(hex[1]) - X0, m.mesh.rest.col(hex[3]) - X0, m.mesh.rest.col(hex[4]) - X0;
+        const Eigen::Vector3d xi = J.partialPivLu().solve(pr.point - X0);
+        if ((xi.array() < -tol).any() || (xi.array() > 1 + tol).any()) continue;
+        static constexpr int kCorner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
+                                              {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+        final_x.setZero();
+        for (int n = 0; n < 8; ++n) {
+          double w = 1;
+          for (int a = 0; a < 3; ++a) w *= kCorner[n][a] ? xi[a] : 1 - xi[a];
+          final_x += w * x.col(hex[std::size_t(n)]);
+        }
+        method = "trilinear in element " + std::to_string(it - m.voxel.begin());
+      }
+  if (method.empty()) {
+    Eigen::Index nearest;
+    const double d = (m.mesh.rest.colwise() - pr.point).colwise().norm().minCoeff(&nearest);
+    final_x = x.col(nearest);
+    std::ostringstream os;
+    os << "nearest node " << nearest << " at " << d << " mm (the point is outside the mesh)";
+    method = os.str();
+  }
+  json j = {{"name", pr.name},
+            {"reference_mm", {pr.point[0], pr.point[1], pr.point[2]}},
+            {"final_mm", {final_x[0], final_x[1], final_x[2]}},
+            {"displacement_mm", {final_x[0] - pr.point[0], final_x[1] - pr.point[1], final_x[2] - pr.point[2]}},
+            {"method", method}};
+  if (pr.reference_z) {
+    const double dz_ref = *pr.reference_z - pr.point[2];
+    j["published_z_mm"] = *pr.reference_z;
+    j["error_z_mm"] = final_x[2] - *pr.reference_z;
+    j["error_percent_of_displacement"] = 100.0 * std::abs(final_x[2] - *pr.reference_z) / std::abs(dz_ref);
+  }
+  return j;
+}
+
+}  // namespace
+
+std::vector<Quad> select_quads(const SurfaceSelector& s, const meshing::VoxelMesh& m) {
+  std::vector<Quad> out;
+  if (!s.tag.empty()) {
+    const auto it = std::find(m.tag_names.begin(), m.tag_names.end(), s.tag);
+    if (it == m.tag_names.end()) {
+      std::ostringstream os;
+      for (const auto& t : m.tag_names) os << " " << t;
+      CARDIO_FAIL(s.where << ": no surface tag '" << s.tag << "'; the mesh has:" << os.str());
+    }
+    const auto tag = static_cast<std::uint8_t>(it - m.tag_names.begin());
+    for (std::size_t q = 0; q < m.surface_quads.size(); ++q)
+      if (m.surface_tag[q] == tag) out.push_back(m.surface_quads[q]);
+  } else {
+    const double tol = 1e-6 * m.grid.spacing.minCoeff();
+    for (const Quad& q : m.surface_quads) {
+      bool on = true;
+      for (std::int32_t n : q) on = on && std::abs((m.mesh.rest.col(n) - s.point).dot(s.normal)) <= tol;
+      if (on) out.push_back(q);
+    }
+  }
+  if (out.empty()) CARDIO_FAIL(s.where << ": " << s.describe() << " selects no boundary face of the mesh");
+  return out;
+}
+
+HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const mechanics::HexMesh& mesh = m.mesh;
+  mechanics::GuccioneLaw law;
+  law.C = sim.material.C;
+  law.b_f = sim.material.b_f;
+  law.b_t = sim.material.b_t;
+  law.b_fs = sim.material.b_fs;
+  if (sim.material.bulk > 0) law.bulk = sim.material.bulk;
+  auto forces = std::make_unique<mechanics::GuccioneForces>(mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law));
+  mechanics::GuccioneForces* guccione = forces.get();
+  mechanics::MassSpringSystem sys(mesh, std::move(forces), m.mass);
+
+  // Boundary conditions (Promayon projection of prescribed positions).
+  for (const auto& f : sim.fixed) sys.constraints.push_back({nodes_of(select_quads(f, m)), 0b111, {}, {}});
+  for (const auto& s : sim.sliding) {
+    Eigen::Vector3d normal = s.normal;
+    std::vector<Quad> quads;
+    if (!s.tag.empty()) {
+      quads = select_quads(s, m);
+      normal = m.axis.base_normal;
+    } else {
+      quads = select_quads(s, m);
+    }
+    Eigen::Index axis;
+    if (normal.cwiseAbs().maxCoeff(&axis) < 1 - 1e-9)
+      CARDIO_FAIL(s.where << ": sliding needs a plane normal along x, y or z (the constraint fixes one "
+                             "coordinate); the normal is (" << normal.transpose() << ")");
+    sys.constraints.push_back({nodes_of(quads), static_cast<std::uint8_t>(1u << axis), {}, {}});
+  }
+  sys.update_constraint_mask();
+  std::vector<mechanics::PressureLoad> full;
+  for (const auto& p : sim.pressures) full.push_back({select_quads(p.surface, m), p.pressure});
+
+  mechanics::NodeState state = sys.rest_state();
+  mechanics::QuasiStaticOptions qs;
+  qs.load_steps = 1;  // the steps are taken here, so that pressure and active tension ramp together
+  qs.residual_tol = sim.residual_tol;
+  qs.max_iterations = sim.max_iterations;
+  long iterations = 0;
+  double residual = 0;
+  bool converged = true;
+  std::vector<double> Ta(std::size_t(mesh.n_elements()), 0.0), activation(std::size_t(mesh.n_elements()), 0.0);
+  for (int k = 1; k <= sim.load_steps; ++k) {
+    const double s = double(k) / sim.load_steps;
+    sys.loads.pressures = full;
+    for (auto& p : sys.loads.pressures) p.pressure *= s;
+    std::fill(Ta.begin(), Ta.end(), s * sim.active_tension);
+    std::fill(activation.begin(), activation.end(), sim.active_tension > 0 ? s : 0.0);
+    guccione->set_active_tension(Ta, activation);
+    const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs);
+    iterations += r.iterations;
+    residual = r.residual;
+    if (log) {
+      std::ostringstream line;
+      line << "load step " << k << "/" << sim.load_steps << ": " << r.iterations << " iterations, residual "
+           << std::scientific << std::setprecision(2) << r.residual << (r.converged ? "" : " (not converged)");
+      *log << line.str() << std::endl;
+    }
+    if (!r.converged) {
+      converged = false;
+      break;
+    }
+  }
+
+  HeartRunResult out;
+  out.active_tension = Ta;
+  json probes = json::array();
+  for (const auto& p : sim.probes) probes.push_back(probe(p, m, state.x));
+  json cavities = json::array();
+  for (const auto& c : m.cavities)
+    cavities.push_back({{"name", c.name},
+                        {"initial_volume_mL", meshing::cavity_volume(c, mesh.rest) / 1000.0},
+                        {"final_volume_mL", meshing::cavity_volume(c, state.x) / 1000.0}});
+  const double v0 = mechanics::element_volumes(mesh, mesh.rest).sum(), v1 = mechanics::element_volumes(mesh, state.x).sum();
+  out.summary = {{"mode", sim.mode},
+                 {"converged", converged},
+                 {"iterations", iterations},
+                 {"relative_residual", residual},
+                 {"load_steps", sim.load_steps},
+                 {"element_count", mesh.n_elements()},
+                 {"node_count", mesh.n_nodes()},
+                 {"tissue_volume_change_percent", 100.0 * (v1 - v0) / v0},
+                 {"probes", probes},
+                 {"cavities", cavities},
+                 {"simulate_time_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+  out.state = std::move(state);
+  if (!converged)
+    CARDIO_FAIL("quasi-static solve did not converge within simulation.max_iterations = " << sim.max_iterations
+                << " (relative residual " << residual << " > " << sim.residual_tol << ")");
+  return out;
+}
+
+}  // namespace cardio::pipeline
