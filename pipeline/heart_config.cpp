@@ -42,6 +42,7 @@ HeartSimulation parse_simulation(const Node& root) {
   h.material.b_t = mat.number("b_t", std::nullopt, Range::non_negative());
   h.material.b_fs = mat.number("b_fs", std::nullopt, Range::non_negative());
   h.material.bulk = mat.quantity("bulk_modulus", Dimension::pressure, 0.0, Range::non_negative());
+  h.material.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
 
   h.active_tension = root.child_or_empty("active").quantity("tension", Dimension::pressure, 0.0, Range::non_negative());
 

@@ -26,6 +26,7 @@ struct GuccioneParams {
   double C = 2.0;                        ///< [kPa]
   double b_f = 8, b_t = 2, b_fs = 4;
   double bulk = 0;                       ///< [kPa] near-incompressibility penalty kappa; 0 = law default
+  double hourglass_factor = 1.0;         ///< hourglass modulus / smallest small-strain Young's modulus
 };
 
 struct PressureSpec {

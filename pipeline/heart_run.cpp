@@ -114,6 +114,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   law.b_t = sim.material.b_t;
   law.b_fs = sim.material.b_fs;
   if (sim.material.bulk > 0) law.bulk = sim.material.bulk;
+  law.hourglass_factor = sim.material.hourglass_factor;
   auto forces = std::make_unique<mechanics::GuccioneForces>(mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law));
   mechanics::GuccioneForces* guccione = forces.get();
   mechanics::MassSpringSystem sys(mesh, std::move(forces), m.mass);
