@@ -73,24 +73,39 @@ Stencil make_stencil(const imaging::Grid& g) {
 
 double metric_norm(const Eigen::Vector3d& d, const Eigen::Matrix3d& m) { return std::sqrt(std::max(0.0, d.dot(m * d))); }
 
-/// min over s in [0, 1] of t1 + s (t2 - t1) + |d1 + s (d2 - d1)|_M (convex; closed form).
+/// min over s in [0, 1] of t1 + s (t2 - t1) + |d1 + s (d2 - d1)|_M (convex; closed form); the
+/// minimiser in `arg`.
 double segment_time(double t1, const Eigen::Vector3d& d1, double t2, const Eigen::Vector3d& d2,
-                    const Eigen::Matrix3d& m) {
+                    const Eigen::Matrix3d& m, double& arg) {
   const Eigen::Vector3d q = d2 - d1;
   const Eigen::Vector3d mq = m * q;
   const double a = q.dot(mq), b = d1.dot(mq), c = d1.dot(m * d1), delta = t2 - t1;
-  double best = std::min(t1 + std::sqrt(std::max(0.0, c)), t2 + std::sqrt(std::max(0.0, a + 2 * b + c)));
+  const double v0 = t1 + std::sqrt(std::max(0.0, c)), v1 = t2 + std::sqrt(std::max(0.0, a + 2 * b + c));
+  double best = v0;
+  arg = 0;
+  if (v1 < best) {
+    best = v1;
+    arg = 1;
+  }
   if (a > delta * delta) {
     // Stationary point of f(s): (a s + b) = -delta sqrt(a s^2 + 2 b s + c).
     const double s = -b / a - delta * std::sqrt(std::max(0.0, a * c - b * b)) / (a * std::sqrt(a - delta * delta));
-    if (s > 0 && s < 1) best = std::min(best, t1 + delta * s + std::sqrt(std::max(0.0, (a * s + 2 * b) * s + c)));
+    if (s > 0 && s < 1) {
+      const double v = t1 + delta * s + std::sqrt(std::max(0.0, (a * s + 2 * b) * s + c));
+      if (v < best) {
+        best = v;
+        arg = s;
+      }
+    }
   }
   return best;
 }
 
 /// Interior of a face: the linear T with gradient G through the face values t solving
-/// G^T D G = 1 (D = M^-1), accepted if the characteristic -D G points into the face.
-bool face_time(const Eigen::Vector3d& t, const Stencil::Tet& tet, const Eigen::Matrix3d& d_tensor, double& out) {
+/// G^T D G = 1 (D = M^-1), accepted if the characteristic -D G points into the face; `lambda`
+/// gets the barycentric coordinates of the foot of the characteristic on the face.
+bool face_time(const Eigen::Vector3d& t, const Stencil::Tet& tet, const Eigen::Matrix3d& d_tensor, double& out,
+               Eigen::Vector3d& lambda) {
   const Eigen::Vector3d w = tet.d_inv.transpose() * t;
   const Eigen::Vector3d du = d_tensor * tet.u, dw = d_tensor * w;
   const double a = tet.u.dot(du), b = tet.u.dot(dw), c = w.dot(dw) - 1.0;
@@ -98,8 +113,9 @@ bool face_time(const Eigen::Vector3d& t, const Stencil::Tet& tet, const Eigen::M
   if (!(disc >= 0) || !(a > 0)) return false;
   const double time = (b + std::sqrt(disc)) / a;
   const Eigen::Vector3d alpha = -(tet.d_inv * (dw - time * du));  // -D G = [d_i] alpha
-  if (alpha.minCoeff() < 0) return false;
+  if (alpha.minCoeff() < 0 || !(alpha.sum() > 0)) return false;
   out = time;
+  lambda = alpha / alpha.sum();
   return true;
 }
 
@@ -108,27 +124,40 @@ struct Problem {
   const std::vector<std::int64_t>& voxel;
   Stencil stencil;
   std::vector<Eigen::Matrix3d> metric;  ///< per element M [ms^2/mm^2]
-  Eigen::Vector3i box_min, box_size;
-  std::vector<std::int32_t> element_at;  ///< dense map over the elements' bounding box, -1 = none
+  std::vector<Eigen::Matrix3d> tensor;  ///< per element D = M^-1 [mm^2/ms^2]
+  Eigen::Matrix3Xd centres;             ///< element (voxel) centres [mm]
+  /// Dense element map over the elements' bounding box padded by one voxel (-1 = none), so that
+  /// every neighbour of an element is inside it: neighbour = element_at[box_index[e] + shift[o]].
+  std::vector<std::int32_t> element_at;
+  std::vector<std::int64_t> box_index;
+  std::array<std::int64_t, 26> shift{};
 
   std::int64_t neighbour(std::int64_t e, int o) const {
-    const auto ijk = grid.index(voxel[std::size_t(e)]);
-    const Eigen::Vector3i p = Eigen::Vector3i(int(ijk[0]), int(ijk[1]), int(ijk[2])) + stencil.offset[std::size_t(o)] - box_min;
-    if ((p.array() < 0).any() || (p.array() >= box_size.array()).any()) return -1;
-    return element_at[std::size_t(p[0] + box_size[0] * (std::int64_t(p[1]) + std::int64_t(box_size[1]) * p[2]))];
+    return element_at[std::size_t(box_index[std::size_t(e)] + shift[std::size_t(o)])];
   }
-  Eigen::Vector3d centre(std::int64_t e) const {
-    const auto ijk = grid.index(voxel[std::size_t(e)]);
-    return grid.point(ijk[0], ijk[1], ijk[2]);
-  }
+  Eigen::Vector3d centre(std::int64_t e) const { return centres.col(e); }
+
+  // Factoring of a point source s (additive, T = T0 + tau, T0(x) = |x - s|_{M_s}): face values are
+  // T0(y) + tau_lin(y) instead of T_lin(y), which removes the source singularity's error.
+  bool factored = false;
+  Eigen::Vector3d source{0, 0, 0};
+  Eigen::Matrix3d source_metric = Eigen::Matrix3d::Zero();
+  Eigen::VectorXd t0;  ///< T0 at the element centres (factored runs)
+
+  double factor(const Eigen::Vector3d& y) const { return metric_norm(y - source, source_metric); }
+
 };
 
 /// Best time for element j from the faces of its stencil containing the neighbour at offset o.
+/// In a factored run the minimiser y of each face or edge problem is kept and the face value
+/// re-evaluated as T0(y) + tau_lin(y) (T0 exact, tau = T - T0 linear): below the unfactored value
+/// (T0 is convex) and exact in a uniform medium.
 double candidate(const Problem& P, const Eigen::VectorXd& T, std::int64_t j, int o) {
   const Stencil& S = P.stencil;
   const std::int64_t i = P.neighbour(j, o);
   const Eigen::Matrix3d& mj = P.metric[std::size_t(j)];
   double best = T[i] + metric_norm(S.d[std::size_t(o)], 0.5 * (mj + P.metric[std::size_t(i)]));
+  const Eigen::Vector3d xj = P.factored ? P.centre(j) : Eigen::Vector3d::Zero();
   for (int id : S.tets_of[std::size_t(o)]) {
     const Stencil::Tet& tet = S.tets[std::size_t(id)];
     std::array<std::int64_t, 3> e{};
@@ -140,10 +169,22 @@ double candidate(const Problem& P, const Eigen::VectorXd& T, std::int64_t j, int
       n_finite += std::isfinite(t[c]);
     }
     if (n_finite == 3) {
-      const Eigen::Matrix3d m =
-          0.5 * mj + (P.metric[std::size_t(e[0])] + P.metric[std::size_t(e[1])] + P.metric[std::size_t(e[2])]) / 6.0;
+      // Conduction tensors averaged over the element and the face (the inverse of the averaged
+      // metric to first order in the fibre variation, without a 3x3 inverse per face).
+      const Eigen::Matrix3d d = 0.5 * P.tensor[std::size_t(j)] +
+                                (P.tensor[std::size_t(e[0])] + P.tensor[std::size_t(e[1])] + P.tensor[std::size_t(e[2])]) / 6.0;
       double ft;
-      if (face_time(t, tet, m.inverse(), ft)) {
+      Eigen::Vector3d lambda;
+      if (face_time(t, tet, d, ft, lambda)) {
+        if (P.factored) {
+          Eigen::Vector3d dy = Eigen::Vector3d::Zero();
+          double t0_lin = 0;
+          for (int c = 0; c < 3; ++c) {
+            dy += lambda[c] * S.d[std::size_t(tet.v[std::size_t(c)])];
+            t0_lin += lambda[c] * P.t0[e[std::size_t(c)]];
+          }
+          ft += P.factor(xj + dy) - t0_lin;
+        }
         best = std::min(best, ft);
         continue;
       }
@@ -154,10 +195,43 @@ double candidate(const Problem& P, const Eigen::VectorXd& T, std::int64_t j, int
     for (int c = 0; c < 3; ++c) {
       if (c == ci || !std::isfinite(t[c])) continue;
       const Eigen::Matrix3d m = 0.5 * mj + 0.25 * (P.metric[std::size_t(i)] + P.metric[std::size_t(e[std::size_t(c)])]);
-      best = std::min(best, segment_time(t[ci], S.d[std::size_t(o)], t[c], S.d[std::size_t(tet.v[std::size_t(c)])], m));
+      const Eigen::Vector3d& di = S.d[std::size_t(o)];
+      const Eigen::Vector3d& dc = S.d[std::size_t(tet.v[std::size_t(c)])];
+      double arg;
+      double st = segment_time(t[ci], di, t[c], dc, m, arg);
+      if (P.factored && arg > 0 && arg < 1)
+        st += P.factor(xj + di + arg * (dc - di)) - ((1 - arg) * P.t0[i] + arg * P.t0[e[std::size_t(c)]]);
+      best = std::min(best, st);
     }
   }
   return best;
+}
+
+/// Label-correcting march from the seeded times (Dijkstra order, re-opening on any decrease).
+void march(const Problem& P, Eigen::VectorXd& T, EikonalReport& rep) {
+  using Entry = std::pair<double, std::int64_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  for (Eigen::Index e = 0; e < T.size(); ++e)
+    if (std::isfinite(T[e])) heap.push({T[e], e});
+  std::vector<char> popped(std::size_t(T.size()), 0);
+  while (!heap.empty()) {
+    const auto [t, e] = heap.top();
+    heap.pop();
+    if (t != T[e]) continue;  // stale entry: the time dropped since
+    rep.reopened += popped[std::size_t(e)];
+    popped[std::size_t(e)] = 1;
+    ++rep.pops;
+    for (int o = 0; o < 26; ++o) {
+      const std::int64_t nb = P.neighbour(e, o);
+      if (nb < 0) continue;
+      const double c = candidate(P, T, nb, P.stencil.opposite[std::size_t(o)]);
+      // Strict decrease beyond round-off, so that re-opening terminates.
+      if (c < T[nb] - 1e-13 * std::max(1.0, std::abs(c))) {
+        T[nb] = c;
+        heap.push({c, nb});
+      }
+    }
+  }
 }
 
 std::string voxel_text(const imaging::Grid& g, std::int64_t v) {
@@ -213,50 +287,57 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
   if (sites.empty()) CARDIO_FAIL("eikonal activation needs at least one pacing site (a point or a label)");
   if (!(std::isfinite(options.point_tolerance_mm) && options.point_tolerance_mm >= 0))
     CARDIO_FAIL("activation.point_tolerance = " << options.point_tolerance_mm << " mm: expected a finite value >= 0");
-  if (!(std::isfinite(options.exact_radius_voxels) && options.exact_radius_voxels >= 0))
-    CARDIO_FAIL("activation.exact_radius = " << options.exact_radius_voxels << " voxels: expected a finite value >= 0");
 
-  Problem P{grid, voxel, make_stencil(grid), {}, {}, {}, {}};
+  Problem P{grid, voxel, make_stencil(grid), {}, {}, {}, {}, {}, {}, false, {}, {}, {}};
   // Travel-time metric per element.
   const double inv_f2 = 1.0 / (options.velocity.fibre * options.velocity.fibre);
   const double inv_t2 = 1.0 / (options.velocity.cross * options.velocity.cross);
+  const double vf2 = options.velocity.fibre * options.velocity.fibre, vt2 = options.velocity.cross * options.velocity.cross;
   P.metric.resize(std::size_t(n));
+  P.tensor.resize(std::size_t(n));
   for (std::int64_t e = 0; e < n; ++e) {
     const Eigen::Vector3d f = fibre.col(e).normalized();
+    CARDIO_CHECK(f.allFinite(), "eikonal activation: element " << e << " has no fibre direction");
     P.metric[std::size_t(e)] = inv_t2 * Eigen::Matrix3d::Identity() + (inv_f2 - inv_t2) * f * f.transpose();
+    P.tensor[std::size_t(e)] = vt2 * Eigen::Matrix3d::Identity() + (vf2 - vt2) * f * f.transpose();
   }
-  // Dense element map over the bounding box.
+  // Centres and the padded dense element map.
   Eigen::Vector3i lo = Eigen::Vector3i::Constant(std::numeric_limits<int>::max()), hi = -lo;
-  for (std::int64_t v : voxel) {
-    CARDIO_CHECK(v >= 0 && v < grid.n_voxels(), "element voxel " << v << " outside the grid");
+  P.centres.resize(3, n);
+  for (std::int64_t e = 0; e < n; ++e) {
+    const std::int64_t v = voxel[std::size_t(e)];
+    CARDIO_CHECK(v >= 0 && v < grid.n_voxels(), "element " << e << ": voxel " << v << " outside the grid");
     const auto ijk = grid.index(v);
+    P.centres.col(e) = grid.point(ijk[0], ijk[1], ijk[2]);
     for (int a = 0; a < 3; ++a) {
       lo[a] = std::min(lo[a], int(ijk[std::size_t(a)]));
       hi[a] = std::max(hi[a], int(ijk[std::size_t(a)]));
     }
   }
-  P.box_min = lo;
-  P.box_size = hi - lo + Eigen::Vector3i::Ones();
-  P.element_at.assign(std::size_t(P.box_size.cast<std::int64_t>().prod()), -1);
+  const Eigen::Vector3i box_min = lo - Eigen::Vector3i::Ones();
+  const Eigen::Matrix<std::int64_t, 3, 1> box = (hi - lo + Eigen::Vector3i::Constant(3)).cast<std::int64_t>();
+  P.element_at.assign(std::size_t(box.prod()), -1);
+  P.box_index.resize(std::size_t(n));
   for (std::int64_t e = 0; e < n; ++e) {
     const auto ijk = grid.index(voxel[std::size_t(e)]);
-    const std::int64_t k = (ijk[0] - lo[0]) + P.box_size[0] * ((ijk[1] - lo[1]) + std::int64_t(P.box_size[1]) * (ijk[2] - lo[2]));
+    const std::int64_t k = (ijk[0] - box_min[0]) + box[0] * ((ijk[1] - box_min[1]) + box[1] * (ijk[2] - box_min[2]));
+    P.box_index[std::size_t(e)] = k;
     P.element_at[std::size_t(k)] = static_cast<std::int32_t>(e);
   }
+  for (int o = 0; o < 26; ++o) {
+    const Eigen::Vector3i& d = P.stencil.offset[std::size_t(o)];
+    P.shift[std::size_t(o)] = d[0] + box[0] * (d[1] + box[1] * d[2]);
+  }
 
-  Eigen::VectorXd T = Eigen::VectorXd::Constant(n, kInf);
-  using Entry = std::pair<double, std::int64_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  const auto seed = [&](std::int64_t e, double t) {
-    if (t < T[e]) {
-      T[e] = t;
-      heap.push({t, e});
-    }
-  };
+  // The solution for several sites is the minimum of the single-site solutions (the arrival time
+  // is a distance to a set): all label sites in one run, each point site in its own factored run.
   EikonalReport rep;
   rep.elements = n;
   const double tolerance = options.point_tolerance_mm > 0 ? options.point_tolerance_mm : grid.spacing.norm();
-  const double radius = options.exact_radius_voxels * grid.spacing.maxCoeff();
+  Eigen::VectorXd T = Eigen::VectorXd::Constant(n, kInf);
+  Eigen::VectorXd labels_run = Eigen::VectorXd::Constant(n, kInf);
+  bool any_label = false;
+  std::vector<std::pair<std::int64_t, double>> point_sources;
   for (std::size_t s = 0; s < sites.size(); ++s) {
     const PacingSite& site = sites[s];
     const std::string name = site.name.empty() ? "pacing site " + std::to_string(s) : site.name;
@@ -265,7 +346,7 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
       std::int64_t count = 0;
       for (std::int64_t e = 0; e < n; ++e)
         if (label[std::size_t(e)] == site.label) {
-          seed(e, site.time_ms);
+          labels_run[e] = std::min(labels_run[e], site.time_ms);
           ++count;
         }
       if (count == 0) {
@@ -277,6 +358,7 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
         CARDIO_FAIL(name << ": no myocardium element has label " << site.label << " (labels present: " << os.str()
                          << ")");
       }
+      any_label = true;
       rep.site_elements.push_back(-1);
       continue;
     }
@@ -296,48 +378,22 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
                        << ") mm is " << dist << " mm from the nearest myocardium element centre (voxel "
                        << voxel_text(grid, voxel[std::size_t(best)]) << "); expected within " << tolerance << " mm");
     rep.site_elements.push_back(best);
-    seed(best, site.time_ms);
-    if (radius > 0) {
-      // Exact local distance in the site element's metric, over the 26-connected elements in the ball.
-      const Eigen::Vector3d c0 = P.centre(best);
-      const Eigen::Matrix3d& m0 = P.metric[std::size_t(best)];
-      std::vector<std::int64_t> stack{best};
-      std::vector<char> seen(std::size_t(n), 0);
-      seen[std::size_t(best)] = 1;
-      while (!stack.empty()) {
-        const std::int64_t e = stack.back();
-        stack.pop_back();
-        for (int o = 0; o < 26; ++o) {
-          const std::int64_t nb = P.neighbour(e, o);
-          if (nb < 0 || seen[std::size_t(nb)]) continue;
-          const Eigen::Vector3d d = P.centre(nb) - c0;
-          if (d.norm() > radius) continue;
-          seen[std::size_t(nb)] = 1;
-          stack.push_back(nb);
-          seed(nb, site.time_ms + metric_norm(d, m0));
-        }
-      }
-    }
+    point_sources.push_back({best, site.time_ms});
   }
-
-  std::vector<char> popped(std::size_t(n), 0);
-  while (!heap.empty()) {
-    const auto [t, e] = heap.top();
-    heap.pop();
-    if (t != T[e]) continue;  // stale entry: the time dropped since
-    rep.reopened += popped[std::size_t(e)];
-    popped[std::size_t(e)] = 1;
-    ++rep.pops;
-    for (int o = 0; o < 26; ++o) {
-      const std::int64_t nb = P.neighbour(e, o);
-      if (nb < 0) continue;
-      const double c = candidate(P, T, nb, P.stencil.opposite[std::size_t(o)]);
-      // Strict decrease beyond round-off, so that re-opening terminates.
-      if (c < T[nb] - 1e-13 * std::max(1.0, std::abs(c))) {
-        T[nb] = c;
-        heap.push({c, nb});
-      }
-    }
+  if (any_label) {
+    march(P, labels_run, rep);
+    T = labels_run;
+  }
+  for (const auto& [element, time] : point_sources) {
+    P.factored = true;
+    P.source = P.centre(element);
+    P.source_metric = P.metric[std::size_t(element)];
+    P.t0.resize(n);
+    for (std::int64_t e = 0; e < n; ++e) P.t0[e] = P.factor(P.centre(e));
+    Eigen::VectorXd run = Eigen::VectorXd::Constant(n, kInf);
+    run[element] = time;
+    march(P, run, rep);
+    T = T.cwiseMin(run);
   }
 
   std::int64_t unreached = 0, first = -1;

@@ -46,8 +46,10 @@ const Eigen::Vector3d kFibre(1.0, 0.6, 0.3);
 
 TEST(Eikonal, PlanarFrontIsExact) {
   // Source: the whole i = 0 layer (label 2). Exact: T = t0 + n.(x - x0) / sqrt(n^T D n), n the
-  // layer normal, where the characteristic from x meets the layer inside it.
-  Block b({24, 16, 16}, 0.5, kRotation, kFibre);
+  // layer normal. Linear data are reproduced exactly by the face updates wherever the scheme's
+  // domain of dependence (a cone widening by one voxel per layer, not the characteristic alone)
+  // stays off the block's sides, where the true solution has a kink: compared there.
+  Block b({10, 26, 26}, 0.5, kRotation, kFibre);
   for (std::size_t e = 0; e < b.voxel.size(); ++e)
     if (b.grid.index(b.voxel[e])[0] == 0) b.label[e] = 2;
   const EikonalOptions opt;
@@ -58,37 +60,40 @@ TEST(Eikonal, PlanarFrontIsExact) {
   double worst = 0;
   int compared = 0;
   for (Eigen::Index e = 0; e < T.size(); ++e) {
-    const Eigen::Vector3d x = b.centre(e);
-    const double dist = n.dot(x - x0);
-    const Eigen::Vector3d foot = b.grid.continuous_index(x - dist * D * n / speed / speed);
-    const Eigen::Vector3d ix = b.grid.continuous_index(x);
-    const auto inside = [&](const Eigen::Vector3d& c) {
-      return c[1] > 1.5 && c[1] < 16 - 2.5 && c[2] > 1.5 && c[2] < 16 - 2.5;
-    };
-    if (!inside(foot) || !inside(ix)) continue;
+    const auto ijk = b.grid.index(b.voxel[std::size_t(e)]);
+    const double err = std::abs(T[e] - (5.0 + n.dot(b.centre(e) - x0) / speed));
+    const std::int64_t margin = ijk[0] + 1;
+    if (std::min({ijk[1], ijk[2], 25 - ijk[1], 25 - ijk[2]}) < margin) continue;
     ++compared;
-    worst = std::max(worst, std::abs(T[e] - (5.0 + dist / speed)));
+    worst = std::max(worst, err);
   }
-  EXPECT_GT(compared, 500);
+  EXPECT_GT(compared, 1500);
   EXPECT_LT(worst, 1e-10) << "planar front error [ms]";
+  std::cout << "planar front: max error " << worst << " ms over " << compared << " elements\n";
 }
 
-struct PointErrors {
+struct PointErrors {  // [ms]
   double max_abs = 0, max_rel = 0, mean_abs = 0;
 };
 
-PointErrors point_source_errors(double h, double exact_radius, EikonalReport* report = nullptr) {
+/// Errors against the exact front from the site element's centre. factored = false paces the same
+/// element through a label of its own (the unfactored scheme, for comparison).
+PointErrors point_source_errors(double h, bool factored, EikonalReport* report = nullptr) {
   const Eigen::Vector3d L(12, 10, 8);
   Block b({std::int64_t(std::lround(L[0] / h)), std::int64_t(std::lround(L[1] / h)), std::int64_t(std::lround(L[2] / h))},
           h, kRotation, kFibre);
-  EikonalOptions opt;
-  opt.exact_radius_voxels = exact_radius;
+  const EikonalOptions opt;
   const Eigen::Vector3d p = b.grid.origin + kRotation * (Eigen::Vector3d(4.1, 5.2, 3.9) - Eigen::Vector3d::Constant(h / 2));
   EikonalReport rep;
-  const Eigen::VectorXd T =
+  Eigen::VectorXd T =
       eikonal_activation(b.grid, b.voxel, b.fibre, b.label, {PacingSite::at_point(p, 0.0, "apex")}, opt, &rep);
+  const std::int64_t site = rep.site_elements.at(0);
+  if (!factored) {
+    b.label[std::size_t(site)] = 99;
+    T = eikonal_activation(b.grid, b.voxel, b.fibre, b.label, {PacingSite::at_label(99)}, opt, &rep);
+  }
   if (report) *report = rep;
-  const Eigen::Vector3d src = b.centre(rep.site_elements.at(0));
+  const Eigen::Vector3d src = b.centre(site);
   EXPECT_LE((src - p).norm(), 0.5 * std::sqrt(3.0) * h + 1e-12);
   const Eigen::Matrix3d M = metric(kFibre, opt.velocity);
   PointErrors err;
@@ -99,7 +104,6 @@ PointErrors point_source_errors(double h, double exact_radius, EikonalReport* re
     err.max_abs = std::max(err.max_abs, a);
     err.mean_abs += a / double(T.size());
     if (d.norm() > 2.0) err.max_rel = std::max(err.max_rel, a / exact);
-    EXPECT_GE(T[e], exact - 1e-9);  // monotone scheme, exact on the source: never early
   }
   return err;
 }
@@ -108,21 +112,25 @@ TEST(Eikonal, PointSourceConvergesToTheExactEllipsoidalFront) {
   std::vector<PointErrors> errors;
   for (double h : {1.0, 0.5, 0.25}) {
     EikonalReport rep;
-    errors.push_back(point_source_errors(h, 2.0, &rep));
+    errors.push_back(point_source_errors(h, true, &rep));
     const PointErrors& e = errors.back();
     std::cout << "h = " << h << " mm (" << rep.elements << " elements, " << rep.reopened << " re-opened): max error "
               << e.max_abs << " ms, mean " << e.mean_abs << " ms, max relative (d > 2 mm) " << e.max_rel
               << "; max time " << rep.max_time_ms << " ms\n";
   }
   for (std::size_t i = 1; i < errors.size(); ++i) {
-    EXPECT_LT(errors[i].max_abs, errors[i - 1].max_abs);
-    EXPECT_LT(errors[i].mean_abs, errors[i - 1].mean_abs);
+    EXPECT_LT(errors[i].max_abs, 0.7 * errors[i - 1].max_abs);
+    EXPECT_LT(errors[i].mean_abs, 0.8 * errors[i - 1].mean_abs);
   }
+  EXPECT_LT(errors.back().max_abs, 0.15);
   EXPECT_LT(errors.back().max_rel, 0.02);
-  // Without the exact start-up around the source the error is larger but still converges.
-  const PointErrors coarse = point_source_errors(0.5, 0.0), fine = point_source_errors(0.25, 0.0);
-  std::cout << "no exact start: max error " << coarse.max_abs << " ms (h 0.5), " << fine.max_abs << " ms (h 0.25)\n";
-  EXPECT_LT(fine.max_abs, coarse.max_abs);
+  // Without factoring the point source's cone is interpolated linearly: much larger errors.
+  for (double h : {0.5, 0.25}) {
+    const PointErrors plain = point_source_errors(h, false);
+    std::cout << "unfactored, h = " << h << " mm: max error " << plain.max_abs << " ms, mean " << plain.mean_abs
+              << " ms, max relative " << plain.max_rel << "\n";
+    EXPECT_GT(plain.max_abs, 3 * errors[h == 0.5 ? 1 : 2].max_abs);
+  }
 }
 
 TEST(Eikonal, IsotropicLimit) {

@@ -71,7 +71,7 @@ TEST(Twitch, Tanh2ShapeIsNormalisedToItsPeak) {
   expect_shape_properties(tw);
   // Symmetric time constants put the peak at mid-duration.
   p.tau_relaxation_ms = 40;
-  EXPECT_NEAR(Twitch(p).time_to_peak(), 150.0, 1e-6);
+  EXPECT_NEAR(Twitch(p).time_to_peak(), 150.0, 1e-5);  // a flat peak: argmax to ~sqrt(eps)
 }
 
 TEST(Twitch, PeriodicBeatsRepeat) {
