@@ -16,7 +16,7 @@ struct UnitDef {
 };
 
 // Factors to mm, ms, kPa, mg, mN.
-constexpr std::array<UnitDef, 33> kUnits{{
+constexpr std::array<UnitDef, 42> kUnits{{
     {"mm", Dimension::length, 1.0},          {"cm", Dimension::length, 10.0},
     {"m", Dimension::length, 1000.0},        {"um", Dimension::length, 1e-3},
     {"ms", Dimension::time, 1.0},            {"s", Dimension::time, 1000.0},
@@ -35,6 +35,14 @@ constexpr std::array<UnitDef, 33> kUnits{{
     {"uL", Dimension::volume, 1.0},          {"L", Dimension::volume, 1e6},
     {"cm^3", Dimension::volume, 1e3},        {"1", Dimension::dimensionless, 1.0},
     {"%", Dimension::dimensionless, 1e-2},
+    {"mm/ms", Dimension::velocity, 1.0},     {"m/s", Dimension::velocity, 1.0},
+    {"cm/s", Dimension::velocity, 1e-2},
+    {"kPa*ms/mm^3", Dimension::resistance, 1.0},
+    {"mmHg*ms/mL", Dimension::resistance, kMmHgInKPa / 1e3},
+    {"mmHg*s/mL", Dimension::resistance, kMmHgInKPa},
+    {"mm^3/kPa", Dimension::compliance, 1.0},
+    {"mL/mmHg", Dimension::compliance, 1e3 / kMmHgInKPa},
+    {"mL/kPa", Dimension::compliance, 1e3},
 }};
 
 std::string_view trim(std::string_view s) {
@@ -56,6 +64,9 @@ std::string_view internal_unit(Dimension d) {
     case Dimension::mass: return "mg";
     case Dimension::angle: return "rad";
     case Dimension::volume: return "mm^3";
+    case Dimension::velocity: return "mm/ms";
+    case Dimension::resistance: return "kPa*ms/mm^3";
+    case Dimension::compliance: return "mm^3/kPa";
     case Dimension::dimensionless: return "1";
   }
   return "?";
@@ -72,6 +83,9 @@ std::string_view dimension_name(Dimension d) {
     case Dimension::mass: return "mass";
     case Dimension::angle: return "angle";
     case Dimension::volume: return "volume";
+    case Dimension::velocity: return "velocity";
+    case Dimension::resistance: return "hydraulic resistance";
+    case Dimension::compliance: return "compliance";
     case Dimension::dimensionless: return "dimensionless";
   }
   return "?";

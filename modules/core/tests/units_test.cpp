@@ -33,6 +33,12 @@ TEST(UnitsTest, Pressure) {
   EXPECT_DOUBLE_EQ(parse_ok("10 kPa", Dimension::pressure), 10.0);
   EXPECT_NEAR(parse_ok("80 mmHg", Dimension::pressure), 10.6658, 1e-4);
   EXPECT_DOUBLE_EQ(parse_ok("80 mmHg", Dimension::pressure), 80 * cardio::units::kMmHgInKPa);
+  // Hydraulic units of the circulation: 1 mmHg s/mL = 0.133322 kPa / (1000 mm^3 / 1000 ms).
+  EXPECT_NEAR(parse_ok("1 mmHg*s/mL", Dimension::resistance), 0.133322387415, 1e-12);
+  EXPECT_NEAR(parse_ok("1000 mmHg*ms/mL", Dimension::resistance), 0.133322387415, 1e-12);
+  EXPECT_NEAR(parse_ok("1.5 mL/mmHg", Dimension::compliance), 1.5e3 / 0.133322387415, 1e-6);
+  EXPECT_DOUBLE_EQ(parse_ok("0.6 m/s", Dimension::velocity), 0.6);
+  EXPECT_DOUBLE_EQ(parse_ok("60 cm/s", Dimension::velocity), 0.6);
   EXPECT_DOUBLE_EQ(parse_ok("1500 Pa", Dimension::pressure), 1.5);
   EXPECT_DOUBLE_EQ(parse_ok("0.002 MPa", Dimension::pressure), 2.0);
 }

@@ -10,7 +10,12 @@
 
 namespace cardio::units {
 
-enum class Dimension { dimensionless, length, time, pressure, density, acceleration, force, mass, angle, volume };
+enum class Dimension {
+  dimensionless, length, time, pressure, density, acceleration, force, mass, angle, volume,
+  velocity,     ///< mm/ms (conduction velocities)
+  resistance,   ///< kPa ms/mm^3 (hydraulic: Windkessel resistances and impedances)
+  compliance,   ///< mm^3/kPa (Windkessel compliance)
+};
 
 /// Name of the internal unit of a dimension, e.g. "kPa" for pressure.
 std::string_view internal_unit(Dimension d);
