@@ -33,7 +33,94 @@ std::vector<SurfaceSelector> parse_selectors(const Node& n, const std::string& k
   return out;
 }
 
-HeartSimulation parse_simulation(const Node& root) {
+ActivationParams parse_activation(const Node& n, double period, const std::filesystem::path& base) {
+  ActivationParams a;
+  a.mode = n.choice("mode", {"synchronous", "eikonal", "image"}, "synchronous");
+  if (a.mode == "eikonal") {
+    for (const Node& s : n.list("sites")) {
+      ActivationParams::Site site;
+      site.where = s.where();
+      if (s.has("label")) {
+        site.at_label = true;
+        site.label = static_cast<std::int32_t>(s.integer("label", std::nullopt, 0, 2147483647L));
+        s.reject_if_present("point", "give either point or label");
+      } else {
+        site.point = s.vec3("point", Dimension::length, std::nullopt);
+      }
+      site.time = s.quantity("time", Dimension::time, 0.0, Range::non_negative());
+      a.sites.push_back(site);
+    }
+    if (a.sites.empty()) n.fail("sites", "eikonal activation needs at least one pacing site");
+    a.velocity_fibre = n.quantity("velocity_fibre", Dimension::velocity, 0.6, Range::positive());
+    a.velocity_cross = n.quantity("velocity_cross", Dimension::velocity, 0.2, Range::positive());
+    if (a.velocity_cross > a.velocity_fibre) n.fail("velocity_cross", "expected at most velocity_fibre (conduction is fastest along the fibres)");
+  } else {
+    for (const char* k : {"sites", "velocity_fibre", "velocity_cross"}) n.reject_if_present(k, "used with mode: eikonal only");
+  }
+  if (a.mode == "image") {
+    const std::filesystem::path p = n.text("image", std::nullopt);
+    a.image = p.is_absolute() ? p : base / p;
+  } else {
+    n.reject_if_present("image", "used with mode: image only");
+  }
+  const Node t = n.child_or_empty("twitch");
+  auto& tw = a.twitch;
+  tw.shape = t.choice("shape", {"cosine", "tanh2"}, "cosine") == "tanh2" ? activation::TwitchParams::Shape::tanh2
+                                                                         : activation::TwitchParams::Shape::cosine;
+  tw.peak_tension_kPa = t.quantity("peak_tension", Dimension::pressure, 60.0, Range::closed(0, 1000));
+  tw.delay_ms = t.quantity("delay", Dimension::time, 0.0, Range::non_negative());
+  tw.time_to_peak_ms = t.quantity("time_to_peak", Dimension::time, 120.0, Range::positive());
+  tw.duration_ms = t.quantity("duration", Dimension::time, 350.0, Range::positive());
+  tw.tau_contraction_ms = t.quantity("tau_contraction", Dimension::time, 40.0, Range::positive());
+  tw.tau_relaxation_ms = t.quantity("tau_relaxation", Dimension::time, 60.0, Range::positive());
+  tw.period_ms = period;
+  try {
+    tw.validate("activation.twitch");
+  } catch (const Error& e) {
+    t.fail("", e.what());
+  }
+  return a;
+}
+
+std::vector<CavityCirculation> parse_circulation(const Node& n, const HeartSimulation& h) {
+  std::vector<CavityCirculation> out;
+  for (const Node& c : n.list("cavities")) {
+    CavityCirculation cav;
+    cav.name = c.text("name", std::nullopt);
+    auto& b = cav.beat;
+    const double mmHg = units::kMmHgInKPa;
+    b.end_diastolic_pressure_mmHg = c.quantity("end_diastolic_pressure", Dimension::pressure, 8 * mmHg) / mmHg;
+    b.atrial_pressure_mmHg = c.quantity("atrial_pressure", Dimension::pressure, 5 * mmHg) / mmHg;
+    b.initial_pressure_mmHg = c.quantity("initial_pressure", Dimension::pressure, 0.0) / mmHg;
+    b.filling_ramp_ms = c.quantity("filling_ramp", Dimension::time, 100.0, Range::positive());
+    b.first_onset_ms = h.first_onset;
+    b.period_ms = h.period;
+    b.convergence_tolerance = c.number("convergence_tolerance", 0.01, Range::open(0, 1));
+    const Node w = c.child("windkessel");
+    auto& wk = cav.windkessel;
+    const double resistance = units::kMmHgInKPa / 1e3;   // 1 mmHg ms/mL in kPa ms/mm^3
+    const double compliance = 1e3 / units::kMmHgInKPa;   // 1 mL/mmHg in mm^3/kPa
+    wk.elements = static_cast<int>(w.integer("elements", 3, 2, 3));
+    wk.peripheral_resistance = w.quantity("peripheral_resistance", Dimension::resistance, std::nullopt, Range::positive()) / resistance;
+    wk.compliance = w.quantity("compliance", Dimension::compliance, std::nullopt, Range::positive()) / compliance;
+    wk.characteristic_impedance =
+        wk.elements == 3 ? w.quantity("characteristic_impedance", Dimension::resistance, std::nullopt, Range::non_negative()) / resistance : 0.0;
+    if (wk.elements == 2) w.reject_if_present("characteristic_impedance", "used with elements: 3 only");
+    wk.venous_pressure = w.quantity("venous_pressure", Dimension::pressure, 0.0, Range::non_negative()) / mmHg;
+    wk.initial_pressure = w.quantity("initial_pressure", Dimension::pressure, 80 * mmHg, Range::non_negative()) / mmHg;
+    try {
+      b.validate("beat");
+      wk.validate("windkessel");
+    } catch (const Error& e) {
+      c.fail("", e.what());
+    }
+    out.push_back(cav);
+  }
+  if (out.empty()) n.fail("cavities", "the beat needs at least one cavity with its circulation");
+  return out;
+}
+
+HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& base) {
   HeartSimulation h;
   const Node mat = root.child("material");
   mat.choice("law", {"guccione"}, "guccione");
@@ -62,10 +149,30 @@ HeartSimulation parse_simulation(const Node& root) {
   }
 
   const Node sim = root.child_or_empty("simulation");
-  h.mode = sim.choice("mode", {"quasi_static"}, "quasi_static");
-  h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
-  h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));
-  h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
+  h.mode = sim.choice("mode", {"quasi_static", "beat"}, "quasi_static");
+  if (h.mode == "quasi_static") {
+    h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
+    h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));
+    h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
+    for (const char* k : {"first_onset", "period", "beats", "dt", "dt_safety", "output_interval", "damping_time", "mass_scaling"})
+      sim.reject_if_present(k, "used with mode: beat only");
+    for (const char* k : {"activation", "circulation"}) root.reject_if_present(k, "used with simulation.mode: beat only");
+  } else {
+    for (const char* k : {"load_steps", "residual_tol", "max_iterations"})
+      sim.reject_if_present(k, "used with mode: quasi_static only");
+    h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
+    h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));
+    h.beats = static_cast<int>(sim.integer("beats", 2, 1, 1000));
+    h.dt = sim.quantity("dt", Dimension::time, 0.0, Range::non_negative());
+    h.dt_safety = sim.number("dt_safety", 0.5, Range::open(0, 1));
+    h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
+    h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());
+    h.mass_scaling = sim.number("mass_scaling", 1.0, Range::closed(1, 1e6));
+    h.activation = parse_activation(root.child("activation"), h.period, base);
+    h.circulation = parse_circulation(root.child("circulation"), h);
+    if (h.active_tension > 0)
+      root.child("active").fail("tension", "in beat mode the tension follows activation.twitch.peak_tension");
+  }
 
   for (const Node& p : root.list("probes")) {
     Probe probe;
@@ -90,7 +197,8 @@ HeartConfig parse_heart_config(config::Document& doc) {
   HeartConfig c;
   c.mesh = parse_mesh_config(doc, false);
   const Node root = doc.root();
-  if (root.has("material") || root.has("simulation") || root.has("loads")) c.simulation = parse_simulation(root);
+  if (root.has("material") || root.has("simulation") || root.has("loads"))
+    c.simulation = parse_simulation(root, std::filesystem::path(doc.file_name()).parent_path());
   doc.check_no_unknown_keys();
   return c;
 }

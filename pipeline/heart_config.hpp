@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "cardio/activation/twitch.hpp"
+#include "cardio/circulation/beat.hpp"
+#include "cardio/circulation/windkessel.hpp"
 #include "mesh_config.hpp"
 
 namespace cardio::pipeline {
@@ -40,13 +43,49 @@ struct Probe {
   std::optional<double> reference_z;     ///< published final z [mm], for the error in summary.json
 };
 
+/// Electrical activation: when each element starts its twitch (relative to each beat's onset).
+struct ActivationParams {
+  std::string mode = "synchronous";      ///< synchronous | eikonal | image
+  struct Site {
+    bool at_label = false;
+    Eigen::Vector3d point{0, 0, 0};      ///< [mm]
+    std::int32_t label = 0;
+    double time = 0;                     ///< [ms] after the beat onset
+    std::string where;
+  };
+  std::vector<Site> sites;               ///< eikonal
+  double velocity_fibre = 0.6;           ///< [mm/ms]
+  double velocity_cross = 0.2;           ///< [mm/ms]
+  std::filesystem::path image;           ///< image: activation times [ms] on the element grid
+  activation::TwitchParams twitch;       ///< period filled from simulation.period
+};
+
+/// One cavity in the beat: its phase machine and afterload.
+struct CavityCirculation {
+  std::string name;
+  circulation::BeatParams beat;
+  circulation::WindkesselParams windkessel;
+};
+
 struct HeartSimulation {
   GuccioneParams material;
   double active_tension = 0;             ///< Ta [kPa] (quasi-static: reached at the last load step)
   std::vector<SurfaceSelector> fixed;    ///< nodes on these surfaces fixed
   std::vector<SurfaceSelector> sliding;  ///< nodes on these planes keep their normal coordinate
   std::vector<PressureSpec> pressures;
-  std::string mode = "quasi_static";
+  std::string mode = "quasi_static";     ///< quasi_static | beat
+  // beat mode
+  ActivationParams activation;
+  std::vector<CavityCirculation> circulation;
+  double first_onset = 200;              ///< [ms] first contraction onset
+  double period = 800;                   ///< [ms] beat period
+  int beats = 2;                         ///< simulated beats (t_end = first_onset + beats * period)
+  double dt = 0;                         ///< [ms]; 0 = estimated stable step x dt_safety
+  double dt_safety = 0.5;
+  double output_interval = 10;           ///< [ms] between frames
+  double damping_time = 10;              ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)
+  double mass_scaling = 1;               ///< nodal masses x this (explicit step x sqrt of it; inertia is small in a heart beat)
+  // quasi-static mode
   int load_steps = 10;
   double residual_tol = 1e-6;
   long max_iterations = 2000000;

@@ -17,14 +17,6 @@ namespace {
 using mechanics::Quad;
 using nlohmann::json;
 
-std::vector<std::int32_t> nodes_of(const std::vector<Quad>& quads) {
-  std::vector<std::int32_t> nodes;
-  for (const Quad& q : quads) nodes.insert(nodes.end(), q.begin(), q.end());
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  return nodes;
-}
-
 /// Final position of the material point initially at p: trilinear interpolation in the element
 /// containing p (voxel elements are parallelepipeds, so the local coordinates are affine in p),
 /// else the nearest node.
@@ -81,6 +73,21 @@ json probe(const Probe& pr, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd&
 
 }  // namespace
 
+std::vector<std::int32_t> nodes_of(const std::vector<Quad>& quads) {
+  std::vector<std::int32_t> nodes;
+  for (const Quad& q : quads) nodes.insert(nodes.end(), q.begin(), q.end());
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+mechanics::DofConstraint fixed_nodes(std::vector<std::int32_t> nodes, std::uint8_t mask) {
+  mechanics::DofConstraint c;  // M = 0, b = 0: no prescribed motion
+  c.nodes = std::move(nodes);
+  c.mask = mask;
+  return c;
+}
+
 std::vector<Quad> select_quads(const SurfaceSelector& s, const meshing::VoxelMesh& m) {
   std::vector<Quad> out;
   if (!s.tag.empty()) {
@@ -120,7 +127,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   mechanics::MassSpringSystem sys(mesh, std::move(forces), m.mass);
 
   // Boundary conditions (Promayon projection of prescribed positions).
-  for (const auto& f : sim.fixed) sys.constraints.push_back({nodes_of(select_quads(f, m)), 0b111, {}, {}});
+  for (const auto& f : sim.fixed) sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(f, m)), 0b111));
   for (const auto& s : sim.sliding) {
     Eigen::Vector3d normal = s.normal;
     std::vector<Quad> quads;
@@ -134,7 +141,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
     if (normal.cwiseAbs().maxCoeff(&axis) < 1 - 1e-9)
       CARDIO_FAIL(s.where << ": sliding needs a plane normal along x, y or z (the constraint fixes one "
                              "coordinate); the normal is (" << normal.transpose() << ")");
-    sys.constraints.push_back({nodes_of(quads), static_cast<std::uint8_t>(1u << axis), {}, {}});
+    sys.constraints.push_back(fixed_nodes(nodes_of(quads), static_cast<std::uint8_t>(1u << axis)));
   }
   sys.update_constraint_mask();
   std::vector<mechanics::PressureLoad> full;

@@ -22,6 +22,12 @@ struct HeartRunResult {
 /// plane that selects nothing) are cardio::Error naming the config location.
 HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log);
 
+/// The distinct nodes of a set of quads, ascending.
+std::vector<std::int32_t> nodes_of(const std::vector<mechanics::Quad>& quads);
+
+/// Nodes held at their rest position in the components of `mask` (bit i: component i).
+mechanics::DofConstraint fixed_nodes(std::vector<std::int32_t> nodes, std::uint8_t mask);
+
 /// The boundary quads a selector picks (errors name the selector's config location).
 std::vector<mechanics::Quad> select_quads(const SurfaceSelector& s, const meshing::VoxelMesh& mesh);
 

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -23,6 +24,7 @@
 #include "cardio/phantoms/phantoms.hpp"
 #include "experiments.hpp"
 #include "heart_config.hpp"
+#include "heart_beat.hpp"
 #include "heart_run.hpp"
 #include "mesh_config.hpp"
 #include "mesh_stage.hpp"
@@ -240,6 +242,23 @@ fs::path prepare_outdir(const Args& a, const std::string& name, const std::strin
 
 const std::vector<std::string> kMeshOutputs{"mesh_report.json", "mesh.vtu", "surfaces.vtp"};
 
+/// FNV-1a 64-bit hash of the resolved config (identifies the inputs of a result).
+std::string config_hash(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+  std::ostringstream os;
+  os << std::hex << std::setw(16) << std::setfill('0') << h;
+  return os.str();
+}
+
+void finish_summary(nlohmann::json& j, const Args& a, const std::string& resolved) {
+  j["version"] = CARDIO_VERSION;
+  j["config"] = a.config;
+  j["config_hash_fnv1a"] = config_hash(resolved);
+  j["threads"] = thread_count();
+  j["finished_utc"] = now_utc();
+}
+
 /// Check that every input file of a heart config exists and is readable (images: their header).
 void check_inputs(const pipeline::MeshConfig& cfg) {
   for (const fs::path& f : pipeline::input_files(cfg)) {
@@ -267,7 +286,10 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   const bool simulate = a.command == "run" && cfg.simulation.has_value();
   std::vector<std::string> stale = kMeshOutputs;
   stale.insert(stale.end(), {"summary.json", "final.vtu"});
-  const fs::path out = prepare_outdir(a, cfg.mesh.name, doc->resolved_yaml(), stale);
+  stale.insert(stale.end(), {"series.pvd", "timeseries.csv"});
+  const std::string resolved = doc->resolved_yaml();
+  const fs::path out = prepare_outdir(a, cfg.mesh.name, resolved, stale);
+  fs::remove_all(out / "frames");
   std::ofstream logfile(out / "run.log");
   Tee tee(std::cout.rdbuf(), logfile.rdbuf());
   std::ostream log(&tee);
@@ -276,7 +298,20 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
     const pipeline::MeshStageResult r = pipeline::run_mesh_stages(cfg.mesh, &log);
     pipeline::write_mesh_outputs(out, r, cfg.mesh.write_surfaces);
     log << "wrote " << (out / "mesh.vtu").string() << " and " << (out / "mesh_report.json").string() << "\n";
-    if (simulate) {
+    if (simulate && cfg.simulation->mode == "beat") {
+      pipeline::BeatRunResult h = pipeline::run_heart_beat(*cfg.simulation, r.mesh, out, &log);
+      Eigen::MatrixXd label(1, r.mesh.mesh.n_elements());
+      for (Eigen::Index e = 0; e < label.cols(); ++e) label(0, e) = r.mesh.label[std::size_t(e)];
+      io::write_vtu(out / "final.vtu", r.mesh.mesh, h.state.x, {{"velocity", h.state.v}},
+                    {{"activation_time", h.activation_time.transpose()}, {"active_tension", h.active_tension.transpose()},
+                     {"label", label, true}});
+      finish_summary(h.summary, a, resolved);
+      io::write_json(out / "summary.json", h.summary);
+      for (const auto& c : h.summary["cavities"])
+        log << c["name"].get<std::string>() << ": EDV " << c["EDV_mL"] << " mL, ESV " << c["ESV_mL"] << " mL, EF "
+            << c["EF"] << "\n";
+      log << "wrote " << (out / "summary.json").string() << "\n";
+    } else if (simulate) {
       pipeline::HeartRunResult h = pipeline::run_heart_simulation(*cfg.simulation, r.mesh, &log);
       Eigen::MatrixXd ta(1, r.mesh.mesh.n_elements());
       for (Eigen::Index e = 0; e < ta.cols(); ++e) ta(0, e) = h.active_tension[std::size_t(e)];
@@ -284,9 +319,7 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
       for (Eigen::Index e = 0; e < ta.cols(); ++e) label(0, e) = r.mesh.label[std::size_t(e)];
       io::write_vtu(out / "final.vtu", r.mesh.mesh, h.state.x, {{"velocity", h.state.v}},
                     {{"active_tension", ta}, {"label", label, true}});
-      h.summary["version"] = CARDIO_VERSION;
-      h.summary["config"] = a.config;
-      h.summary["finished_utc"] = now_utc();
+      finish_summary(h.summary, a, resolved);
       io::write_json(out / "summary.json", h.summary);
       for (const auto& p : h.summary["probes"]) log << "probe " << p["name"].get<std::string>() << ": final " << p["final_mm"].dump() << " mm\n";
       log << "wrote " << (out / "summary.json").string() << "\n";

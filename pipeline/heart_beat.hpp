@@ -1,0 +1,28 @@
+#pragma once
+/// @file heart_beat.hpp
+/// The beating heart (simulation.mode: beat): Guccione myocardium with active fibre tension from
+/// an activation map and a twitch, each cavity driven through filling, isovolumic contraction,
+/// ejection into a Windkessel and isovolumic relaxation (Promayon's exact volume projection in the
+/// isovolumic phases), explicit semi-implicit Euler time stepping.
+/// Writes frames/frame_NNNNN.vtu + series.pvd and timeseries.csv into the run directory as it goes.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cardio/mechanics/system.hpp"
+#include "cardio/meshing/voxel_mesh.hpp"
+#include "heart_config.hpp"
+
+namespace cardio::pipeline {
+
+struct BeatRunResult {
+  mechanics::NodeState state;
+  Eigen::VectorXd activation_time;    ///< per element, relative to each beat's onset [ms]
+  Eigen::VectorXd active_tension;     ///< per element at the end [kPa]
+  nlohmann::json summary;
+};
+
+BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
+                             const std::filesystem::path& outdir, std::ostream* log);
+
+}  // namespace cardio::pipeline
