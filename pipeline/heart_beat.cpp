@@ -89,8 +89,6 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   mechanics::GuccioneForces& guccione = *forces_owned;
   mechanics::MassSpringSystem sys(mesh, std::move(forces_owned), sim.mass_scaling * m.mass);
   for (const auto& f : sim.fixed) sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(f, m)), 0b111));
-  CARDIO_CHECK(sim.sliding.empty() && sim.pressures.empty(),
-               "beat mode: boundary.sliding and loads.pressures are not supported yet (cavity pressures come from the circulation)");
   sys.update_constraint_mask();
 
   // --- cavities and their circulation ---
@@ -214,9 +212,13 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
         lambda_es = fibre_stretch(guccione, mesh, s.x);
         thickness_es = wall_thickness(m, s.x);
       }
-      if (log) *log << "t = " << std::fixed << std::setprecision(1) << t << " ms: " << cycles[0].name() << " "
-                    << circulation::phase_name(cycles[0].phase()) << std::defaultfloat << ", V = "
-                    << cycles[0].volume_mL() << " mL, p = " << cycles[0].pressure_mmHg() << " mmHg\n";
+      if (log) {
+        std::ostringstream line;
+        line << std::fixed << "t = " << std::setprecision(1) << t << " ms: " << cycles[0].name() << " "
+             << circulation::phase_name(cycles[0].phase()) << ", V = " << std::setprecision(3) << cycles[0].volume_mL()
+             << " mL, p = " << std::setprecision(1) << cycles[0].pressure_mmHg() << " mmHg";
+        *log << line.str() << std::endl;
+      }
       previous_phase = cycles[0].phase();
     }
     if (t >= next_dt_check && sim.dt == 0) {  // stiffening law: re-estimate the stable step every 50 ms

@@ -168,6 +168,8 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
     h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());
     h.mass_scaling = sim.number("mass_scaling", 1.0, Range::closed(1, 1e6));
+    root.child_or_empty("boundary").reject_if_present("sliding", "not supported with simulation.mode: beat yet");
+    root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
     h.activation = parse_activation(root.child("activation"), h.period, base);
     h.circulation = parse_circulation(root.child("circulation"), h);
     if (h.active_tension > 0)

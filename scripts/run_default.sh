@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded default case: set up, build, and run it into results/default/.
 # The default case is the built-in synthetic LV (configs/lv_phantom.yaml: Land et al. 2015
-# truncated ellipsoid, generated on the fly, rule-based fibres). This release meshes it; the
-# beating-heart simulation is added to the same config by the next release.
+# truncated ellipsoid, generated on the fly, rule-based fibres, apical pacing, two beats
+# against a Windkessel). See docs/heartbeat.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
