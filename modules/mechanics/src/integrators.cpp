@@ -36,18 +36,30 @@ double kinetic_energy(const NodeState& s) {
 }
 
 double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations) {
+  return estimate_max_frequency(sys, x, iterations, nullptr);
+}
+
+double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations,
+                              Eigen::Matrix3Xd* vector) {
   const std::int64_t n = x.cols();
   const Eigen::Matrix3Xd& free = sys.free_mask();
   const Eigen::VectorXd& m = sys.mass();
-  std::mt19937_64 rng(12345);  // fixed seed: the estimate is deterministic
-  std::uniform_real_distribution<double> uni(-1.0, 1.0);
   Eigen::Matrix3Xd u(3, n), fp(3, n), fm(3, n), y(3, n), xp(3, n);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (int d = 0; d < 3; ++d) u(d, i) = uni(rng) * free(d, i);
-  const Eigen::Matrix3Xd none;
   auto mass_norm2 = [&](const Eigen::Matrix3Xd& a) {
     return deterministic_sum(n, [&](std::int64_t i) { return m[i] * a.col(i).squaredNorm(); });
   };
+  bool warm = vector != nullptr && vector->cols() == n && vector->allFinite();
+  if (warm) {
+    u = vector->cwiseProduct(free);
+    warm = mass_norm2(u) > 0;
+  }
+  if (!warm) {
+    std::mt19937_64 rng(12345);  // fixed seed: the estimate is deterministic
+    std::uniform_real_distribution<double> uni(-1.0, 1.0);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (int d = 0; d < 3; ++d) u(d, i) = uni(rng) * free(d, i);
+  }
+  const Eigen::Matrix3Xd none;
   double lambda = 0;
   for (int it = 0; it < iterations; ++it) {
     const double un = std::sqrt(mass_norm2(u));
@@ -69,6 +81,7 @@ double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3X
     lambda = deterministic_sum(n, [&](std::int64_t i) { return m[i] * u.col(i).dot(y.col(i)); });
     u = y;
   }
+  if (vector != nullptr) *vector = u;
   return std::sqrt(std::max(0.0, lambda));
 }
 
@@ -102,10 +115,22 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
                                      const QuasiStaticOptions& o) {
   CARDIO_CHECK(o.dt >= 0 && o.dt_safety > 0 && o.dt_safety <= 1, "quasi-static solver: bad time step settings");
   CARDIO_CHECK(o.load_steps >= 1, "quasi-static solver needs at least one load step");
+  CARDIO_CHECK(o.rollback_move > 0 && o.max_rollbacks >= 0 && o.reestimate_iterations >= 1,
+               "quasi-static solver: bad rollback / re-estimate settings");
   QuasiStaticResult res;
   const std::int64_t n = s.x.cols();
   const Eigen::Matrix3Xd& free = sys.free_mask();
+  const double h = sys.min_edge();
+  const double tau = sys.internal().max_damping_time();
   Eigen::Matrix3Xd fext(3, n);
+  Eigen::Matrix3Xd mode;        // power-iteration vector, carried over (warm start)
+  Eigen::Matrix3Xd x_estimate;  // positions at the last estimate
+  Eigen::Matrix3Xd x_restart;   // checkpoint: positions at the last restart from rest
+  auto estimate = [&](const Eigen::Matrix3Xd& x, int iterations) {
+    ++res.estimates;
+    x_estimate = x;
+    return o.dt_safety * stable_time_step(estimate_max_frequency(sys, x, iterations, &mode), tau);
+  };
   for (int k = 1; k <= o.load_steps; ++k) {
     const double lf = static_cast<double>(k) / o.load_steps;
     s.v.setZero();
@@ -115,15 +140,44 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
     };
     auto project = [&](Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double) { sys.project(x, v, lf, 0.0); };
     forces(s.x, s.v, 0, s.f);
-    const double dt = o.dt > 0 ? o.dt
-                               : o.dt_safety * stable_time_step(estimate_max_frequency(sys, s.x),
-                                                                sys.internal().max_damping_time());
+    // Cold start (60 iterations) the first time, warm start from the previous mode afterwards.
+    double dt = o.dt > 0 ? o.dt : estimate(s.x, mode.cols() == n ? 2 * o.reestimate_iterations : 60);
+    double dt_cap = dt;  // after a rollback, the re-estimates may not raise dt above this
     res.min_dt = k == 1 ? dt : std::min(res.min_dt, dt);
+    x_restart = s.x;
+    long last_estimate = 0;
+    int rollbacks = 0;
     double ke_prev = 0;
     bool converged = false;
     for (long it = 1; it <= o.max_iterations; ++it) {
       step(Scheme::verlet, s, 0.0, dt, forces, project);
       ++res.iterations;
+      // Blow-up (a mode above the stability limit): restart from the checkpoint at a smaller step.
+      const double vmax = parallel_max(n, [&](std::int64_t i) {
+        return s.x.col(i).allFinite() && s.v.col(i).allFinite() ? s.v.col(i).norm() : INFINITY;
+      });
+      if (!(vmax * dt <= o.rollback_move * h)) {
+        if (rollbacks == o.max_rollbacks) {
+          check_state(sys, mesh, s, dt, res.iterations, 0.0);
+          CARDIO_FAIL("quasi-static solver: unstable at step " << res.iterations << " after " << rollbacks
+                      << " restarts with a halved time step (dt = " << dt << " ms)");
+        }
+        ++rollbacks;
+        ++res.rollbacks;
+        // The blowing-up velocity field is close to the offending mode: the warm start for the estimate.
+        if (s.v.allFinite()) mode = s.v;
+        s.x = x_restart;
+        s.v.setZero();
+        project(s.x, s.v, 0.0);
+        forces(s.x, s.v, 0, s.f);
+        const double dt_est = o.dt > 0 ? dt : estimate(s.x, 2 * o.reestimate_iterations);
+        dt = std::min(0.5 * dt, dt_est);
+        dt_cap = dt;
+        res.min_dt = std::min(res.min_dt, dt);
+        last_estimate = it;
+        ke_prev = 0;
+        continue;
+      }
       const double ke = kinetic_energy(s);
       if (ke < ke_prev) {
         // Kinetic damping: the kinetic energy has peaked. Step back to the estimated peak
@@ -136,6 +190,16 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
         s.v.setZero();
         forces(s.x, s.v, 0, s.f);
         ke_prev = 0;
+        x_restart = s.x;
+        // Stiffening: re-estimate the stable step once the nodes have moved enough (warm start).
+        if (o.dt == 0 && it - last_estimate >= o.reestimate_interval) {
+          const double moved = parallel_max(n, [&](std::int64_t i) { return (s.x.col(i) - x_estimate.col(i)).norm(); });
+          if (moved > o.reestimate_move * h) {
+            dt = std::min(estimate(s.x, o.reestimate_iterations), dt_cap);
+            res.min_dt = std::min(res.min_dt, dt);
+            last_estimate = it;
+          }
+        }
       } else {
         ke_prev = ke;
       }

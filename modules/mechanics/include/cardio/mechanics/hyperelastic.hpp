@@ -14,6 +14,7 @@
 /// and the force on the "+" point of the axes is g = -V0 A D S D, D = diag(1/r), S = dW/dE.
 /// Units: mm, ms, kPa, mN.
 #include <Eigen/Core>
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -44,7 +45,17 @@ struct GuccioneLaw {
   double b_t = 2;              ///< transverse exponent (E_ss, E_nn, E_sn)
   double b_fs = 4;             ///< fibre-sheet and fibre-normal shear exponent
   double bulk = 200;           ///< kappa [kPa] of the volume penalty kappa/2 (J - 1)^2
-  double hourglass_factor = 1; ///< hourglass modulus = factor * smallest small-strain Young's modulus
+  /// Multiplier of the physical hourglass control (GuccioneHourglass; docs/calibration.md G.7):
+  /// 1 = the calibrated values (bending of a voxel matches the continuum), 0 = no control.
+  double hourglass_factor = 1;
+  /// Scale the material part of the hourglass energy with the law's current stiffening
+  /// (1 + gamma a) e^Q of the element (exact energy gradient; the tangent of Guccione grows like e^Q).
+  bool hourglass_stiffening = true;
+  /// Geometric (initial-stress) part of the hourglass energy, 1/2 int S : dF^T dF over the
+  /// element's hourglass field dF: none, or with the elastic stress S (passive + active, not the
+  /// volume penalty's pressure; default).
+  enum class HourglassStress { none, elastic };
+  HourglassStress hourglass_stress = HourglassStress::elastic;
   double damping_time = 0;     ///< tau [ms]: viscous stress tau * (small-strain Guccione moduli) : dE/dt
   ActiveFibre active;          ///< activation-modulated option (off by default)
 
@@ -67,8 +78,40 @@ Eigen::Matrix3d guccione_pk2(const GuccioneLaw& law, const Eigen::Matrix3d& E);
 Eigen::Matrix<double, 6, 6> guccione_stiffness_voigt(const GuccioneLaw& law);
 
 /// Hourglass modulus g [kPa] of the law: hourglass_factor times the smallest of the three
-/// small-strain Young's moduli along f, s, n (uniaxial stress, penalty included).
+/// small-strain Young's moduli along f, s, n (uniaxial stress, penalty included). The isotropic
+/// control of the first version (k = g h / 6 on every mode); GuccioneForces now uses the
+/// physical control below, the scalar one is kept for the kernel overload that takes it.
 double guccione_hourglass_modulus(const GuccioneLaw& law);
+
+/// Per-element constants of the physical hourglass control (docs/calibration.md G.7; the
+/// "physical stabilization" idea of Belytschko & Bindeman 1993, Comput. Methods Appl. Mech. Eng.
+/// 105:225, in closed form for the voxel parallelepiped). With the lattice (edge) axes e_i, half
+/// edges alpha_i, the Walsh functions h_jk = xi_j xi_k, h_123 = xi_1 xi_2 xi_3 and the hourglass
+/// vectors q_a (hourglass.hpp), the objective components p_ia = (F e_i) . q_a give the strain of
+/// the element's hourglass field. Per group k (field varying as xi_k, in-plane axes i < j):
+///   eps_ii = p_i,ik / (8 alpha_i), eps_jj = p_j,jk / (8 alpha_j),
+///   gamma_ij = p_i,jk / (8 alpha_j) + p_j,ik / (8 alpha_i),
+/// and eps_mm = p_m,123 / (8 alpha_m) for the xi_1 xi_2 xi_3 modes; the transverse (parasitic)
+/// shears are left out and the out-of-plane stresses are zero, so neither shear nor volume locks.
+/// The energy is
+///   s sum_k (V0/6) eps_k . C_k eps_k + s sum_m (V0/18) E_m eps_mm^2 + 1/2 int S : dF^T dF,
+/// C_k the plane-stress moduli of the small-strain law in the lattice frame (rotated compliance),
+/// E_m the uniaxial moduli, s = (1 + gamma a) e^Q the law's current stiffening and S the current
+/// elastic stress (geometric part). Zero on affine motions; times hourglass_factor.
+struct GuccioneHourglass {
+  Eigen::Matrix3d B = Eigen::Matrix3d::Zero();      ///< F e_i = A B e_i (B = diag(1/r) R^T R_L)
+  Eigen::Matrix3d T = Eigen::Matrix3d::Zero();      ///< lattice axes e_i in the material frame (R^T R_L)
+  std::array<Eigen::Matrix3d, 3> K{Eigen::Matrix3d::Zero(), Eigen::Matrix3d::Zero(), Eigen::Matrix3d::Zero()};  ///< group k: (V0/3) C_k [mN mm] on (eps_ii, eps_jj, gamma_ij)
+  Eigen::Vector3d k_xyz = Eigen::Vector3d::Zero();  ///< xyz mode: (V0/9) E_m / (8 alpha_m)^2 [mN/mm] on p_m,xyz
+  Eigen::Vector3d ia = Eigen::Vector3d::Zero();     ///< 1 / (8 alpha_i) [1/mm]
+  double volume = 0;                                ///< V0 [mm^3]
+  double geometric = 0;                             ///< multiplier of the stress term (hourglass_factor)
+};
+
+/// Hourglass constants of one element: rest nodes X (a parallelepiped), frame [f s n], the
+/// element's B&C data and its law (moduli from guccione_stiffness_voigt, times hourglass_factor).
+GuccioneHourglass guccione_hourglass_data(const NodeMatrix& X, const Eigen::Matrix3d& frame, const BCElementData& e,
+                                          const GuccioneLaw& law);
 
 /// One element: adds its nodal forces [mN] to f and returns its potential energy [mN mm]
 /// (passive + volume + hourglass + active potential V0 Ta E_ff; damping is not in it).
@@ -76,6 +119,11 @@ double guccione_hourglass_modulus(const GuccioneLaw& law);
 /// hourglass_modulus: guccione_hourglass_modulus(law), passed in so it is computed once per
 /// material. v may be null (no damping). Pure function: no allocation, no global state.
 double guccione_element_forces(const BCElementData& e, const GuccioneLaw& law, double hourglass_modulus, double Ta,
+                               double activation, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f);
+
+/// The same element with the physical hourglass control hg (guccione_hourglass_data; null: no
+/// control). This is the kernel GuccioneForces uses. Forces are the exact gradient of the energy.
+double guccione_element_forces(const BCElementData& e, const GuccioneHourglass* hg, const GuccioneLaw& law, double Ta,
                                double activation, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f);
 
 /// The whole mesh of Guccione elements (same geometry as BourguignonCaniForces: voxel-like
@@ -104,13 +152,14 @@ class GuccioneForces final : public InternalForces {
 
   const std::vector<BCElementData>& elements() const { return m_data; }
   const std::vector<GuccioneLaw>& laws() const { return m_laws; }
+  const std::vector<GuccioneHourglass>& hourglass() const { return m_hg; }
 
  private:
   std::vector<Hex> m_hexes;
   std::vector<BCElementData> m_data;
   std::vector<std::uint16_t> m_material;
   std::vector<GuccioneLaw> m_laws;
-  std::vector<double> m_hourglass;  ///< per material
+  std::vector<GuccioneHourglass> m_hg;  ///< per element
   std::vector<double> m_Ta, m_activation;
   ElementSchedule m_schedule;
 };

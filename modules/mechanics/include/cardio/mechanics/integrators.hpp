@@ -26,6 +26,13 @@ void step(Scheme scheme, NodeState& s, double t, double dt, const ForceFn& force
 /// on M^-1 K with finite-difference stiffness products (deterministic start vector).
 double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations = 60);
 
+/// The same, warm-started: if `vector` holds a 3 x n field with free components it is the start
+/// vector (e.g. the previous call's, or a blowing-up velocity field), otherwise the deterministic
+/// random start is used; on return it holds the last iterate for the next call. A few iterations
+/// from a good start vector track the largest frequency of a slowly changing (stiffening) state.
+double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations,
+                              Eigen::Matrix3Xd* vector);
+
 /// Critical time step of central differences with viscous damping tau (damping force tau k v):
 /// dt = (2 / w)(sqrt(1 + z^2) - z), z = w tau / 2 [ms].
 double stable_time_step(double max_frequency, double damping_time);
@@ -42,6 +49,19 @@ struct QuasiStaticOptions {
   double dt = 0;                 ///< pseudo time step [ms]; 0: estimated at each load step
   double dt_safety = 0.8;        ///< fraction of the estimated stable step when dt = 0
   int check_every = 10;
+  /// dt = 0: the stable step is re-estimated during a load step (warm-started power iteration,
+  /// `reestimate_iterations` iterations) at most every `reestimate_interval` iterations, once some
+  /// node has moved more than `reestimate_move` x the smallest edge since the last estimate.
+  /// Stiffening laws raise the frequencies as the load step proceeds.
+  long reestimate_interval = 100;
+  double reestimate_move = 0.25;
+  int reestimate_iterations = 12;
+  /// Rollback: if a node moves farther than `rollback_move` x the smallest edge in one step, or
+  /// the state becomes non-finite, the solver restores the last kinetic-damping restart (a state at
+  /// rest), halves dt (or takes the new estimate if smaller) and continues. After `max_rollbacks`
+  /// in one load step it stops with the state check's error.
+  double rollback_move = 0.25;
+  int max_rollbacks = 20;
 };
 
 struct QuasiStaticResult {
@@ -50,13 +70,18 @@ struct QuasiStaticResult {
   long iterations = 0;       ///< total over load steps
   double residual = 0;       ///< final relative residual
   double force_scale = 0;    ///< [mN]
+  int estimates = 0;         ///< stable-step estimates (power iterations) made
+  int rollbacks = 0;         ///< restarts from a checkpoint with a smaller step
 };
 
 /// Dynamic relaxation with kinetic damping: Verlet steps; whenever the kinetic energy passes a
 /// peak the positions step back to the estimated peak and the velocities are zeroed. With
-/// dt = 0 the stable step is re-estimated at the start of every load step, at the projected
-/// state, since stiffening laws (exponential springs) can raise the frequencies; converged when the largest free-DOF force falls below
-/// residual_tol times the largest external load or reaction.
+/// dt = 0 the stable step is estimated at the start of every load step (at the projected state)
+/// and re-estimated during it as the nodes move (warm-started), since stiffening laws
+/// (exponential springs) raise the frequencies; a step that still blows up is rolled back to the
+/// last restart with half the step (options above). Converged when the largest free-DOF force
+/// falls below residual_tol times the largest external load or reaction. Deterministic: the
+/// result does not depend on the thread count.
 QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh& mesh, NodeState& s,
                                      const QuasiStaticOptions& options);
 
