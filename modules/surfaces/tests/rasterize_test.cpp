@@ -211,7 +211,7 @@ std::int64_t boundary_edges_vtk(vtkPolyData* pd) {
 // ---------------------------------------------------------------------------------------------------------
 
 TEST_F(SurfacesTest, RealBiventricularSurface) {
-  if (!fs::exists(kBivSurface)) GTEST_SKIP() << "real data not found: " << kBivSurface;
+  ASSERT_TRUE(fs::exists(kBivSurface)) << "real data missing (data/README.md): " << kBivSurface;
   surf::RasterizeOptions o;
   o.voxel_size_mm = 1.5;
   const auto t0 = std::chrono::steady_clock::now();
