@@ -728,20 +728,3 @@ TEST(GuccioneForces, ContinuumHelpersMatchReference) {
 
 }  // namespace
 }  // namespace cardio::mechanics
-// TEMPORARY profile
-namespace cardio::mechanics {
-TEST(TmpProfile, AddForces) {
-  FibreField ff;
-  ff.kind = FibreField::Kind::random;
-  const HexMesh mesh = make_block({12, 12, 12, 1.0, Eigen::Vector3d::Zero()}, ff);
-  GuccioneForces model(mesh, {GuccioneLaw{}});
-  model.set_active_tension(std::vector<double>(mesh.n_elements(), 5.0));
-  std::mt19937_64 rng(1);
-  std::uniform_real_distribution<double> u(-0.05, 0.05);
-  Eigen::Matrix3Xd x = mesh.rest;
-  for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] += u(rng);
-  Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
-  for (int rep = 0; rep < 30; ++rep) model.add_forces(x, Eigen::Matrix3Xd(), f);
-  std::cout << f.sum() << "\n";
-}
-}  // namespace cardio::mechanics
