@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config
           libeigen3-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev
-          libvtk9-dev libinsighttoolkit5-dev zlib1g-dev)
+          libvtk9-dev libinsighttoolkit5-dev zlib1g-dev
+          slurmctld slurmd slurm-client munge)  # Slurm: tests/slurm (docs/slurm.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
