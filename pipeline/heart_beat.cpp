@@ -76,20 +76,11 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   const auto n_el = mesh.n_elements();
 
   // --- model ---
-  mechanics::GuccioneLaw law;
-  law.C = sim.material.C;
-  law.b_f = sim.material.b_f;
-  law.b_t = sim.material.b_t;
-  law.b_fs = sim.material.b_fs;
-  if (sim.material.bulk > 0) law.bulk = sim.material.bulk;
-  law.hourglass_factor = sim.material.hourglass_factor;
   // Damping acts on the nodal velocities (below), not through the stiffness: stiffness-proportional
   // damping would shrink the explicit time step by the factor w tau.
-  auto forces_owned = std::make_unique<mechanics::GuccioneForces>(mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law));
-  mechanics::GuccioneForces& guccione = *forces_owned;
-  mechanics::MassSpringSystem sys(mesh, std::move(forces_owned), sim.mass_scaling * m.mass);
-  for (const auto& f : sim.fixed) sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(f, m)), 0b111));
-  sys.update_constraint_mask();
+  HeartModel model = build_heart_model(sim, m, sim.mass_scaling);
+  mechanics::MassSpringSystem& sys = *model.system;
+  mechanics::GuccioneForces& guccione = *model.myocardium;
 
   // --- cavities and their circulation ---
   std::vector<const meshing::CavitySurface*> cavity;

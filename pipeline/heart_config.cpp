@@ -141,6 +141,20 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
       CARDIO_FAIL(s.where << ": sliding: expected {tag: base} or {plane: ...}, got tag '" << s.tag << "'");
   }
 
+  if (bc.has("pericardium")) {
+    const Node pc = bc.child("pericardium");
+    FoundationSpec f;
+    if (pc.has("surface")) {
+      f.surface = parse_selector(pc.child("surface"));
+    } else {
+      f.surface.tag = "epicardium";
+      f.surface.where = pc.where();
+    }
+    f.stiffness = pc.quantity("stiffness", Dimension::foundation, std::nullopt, Range::closed(0, 1e4));
+    f.normal_only = pc.choice("direction", {"normal", "all"}, "normal") == "normal";
+    h.pericardium = f;
+  }
+
   for (const Node& p : root.child_or_empty("loads").list("pressures")) {
     PressureSpec spec;
     spec.surface = parse_selector(p.child("surface"));
@@ -168,7 +182,6 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
     h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());
     h.mass_scaling = sim.number("mass_scaling", 1.0, Range::closed(1, 1e6));
-    root.child_or_empty("boundary").reject_if_present("sliding", "not supported with simulation.mode: beat yet");
     root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
     h.activation = parse_activation(root.child("activation"), h.period, base);
     h.circulation = parse_circulation(root.child("circulation"), h);

@@ -32,6 +32,13 @@ struct GuccioneParams {
   double hourglass_factor = 1.0;         ///< hourglass modulus / smallest small-strain Young's modulus
 };
 
+/// Elastic foundation on a surface (the pericardium): traction -k u_n (or -k u) [kPa/mm].
+struct FoundationSpec {
+  SurfaceSelector surface;
+  double stiffness = 0;                  ///< [kPa/mm]
+  bool normal_only = true;
+};
+
 struct PressureSpec {
   SurfaceSelector surface;
   double pressure = 0;                   ///< [kPa], > 0 pushes into the tissue (inflates a cavity)
@@ -72,6 +79,7 @@ struct HeartSimulation {
   double active_tension = 0;             ///< Ta [kPa] (quasi-static: reached at the last load step)
   std::vector<SurfaceSelector> fixed;    ///< nodes on these surfaces fixed
   std::vector<SurfaceSelector> sliding;  ///< nodes on these planes keep their normal coordinate
+  std::optional<FoundationSpec> pericardium;  ///< elastic support of the epicardium
   std::vector<PressureSpec> pressures;
   std::string mode = "quasi_static";     ///< quasi_static | beat
   // beat mode

@@ -112,8 +112,7 @@ std::vector<Quad> select_quads(const SurfaceSelector& s, const meshing::VoxelMes
   return out;
 }
 
-HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
-  const auto t0 = std::chrono::steady_clock::now();
+HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& m, double mass_scaling) {
   const mechanics::HexMesh& mesh = m.mesh;
   mechanics::GuccioneLaw law;
   law.C = sim.material.C;
@@ -123,27 +122,33 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   if (sim.material.bulk > 0) law.bulk = sim.material.bulk;
   law.hourglass_factor = sim.material.hourglass_factor;
   auto forces = std::make_unique<mechanics::GuccioneForces>(mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law));
-  mechanics::GuccioneForces* guccione = forces.get();
-  mechanics::MassSpringSystem sys(mesh, std::move(forces), m.mass);
+  HeartModel model;
+  model.myocardium = forces.get();
+  model.system = std::make_unique<mechanics::MassSpringSystem>(mesh, std::move(forces), mass_scaling * m.mass);
+  mechanics::MassSpringSystem& sys = *model.system;
 
   // Boundary conditions (Promayon projection of prescribed positions).
   for (const auto& f : sim.fixed) sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(f, m)), 0b111));
   for (const auto& s : sim.sliding) {
-    Eigen::Vector3d normal = s.normal;
-    std::vector<Quad> quads;
-    if (!s.tag.empty()) {
-      quads = select_quads(s, m);
-      normal = m.axis.base_normal;
-    } else {
-      quads = select_quads(s, m);
-    }
+    const Eigen::Vector3d normal = s.tag.empty() ? s.normal : m.axis.base_normal;
     Eigen::Index axis;
     if (normal.cwiseAbs().maxCoeff(&axis) < 1 - 1e-9)
       CARDIO_FAIL(s.where << ": sliding needs a plane normal along x, y or z (the constraint fixes one "
                              "coordinate); the normal is (" << normal.transpose() << ")");
-    sys.constraints.push_back(fixed_nodes(nodes_of(quads), static_cast<std::uint8_t>(1u << axis)));
+    sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(s, m)), static_cast<std::uint8_t>(1u << axis)));
   }
   sys.update_constraint_mask();
+  if (sim.pericardium)
+    sys.foundations.push_back({select_quads(sim.pericardium->surface, m), sim.pericardium->stiffness, sim.pericardium->normal_only});
+  return model;
+}
+
+HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const mechanics::HexMesh& mesh = m.mesh;
+  HeartModel model = build_heart_model(sim, m);
+  mechanics::MassSpringSystem& sys = *model.system;
+  mechanics::GuccioneForces* guccione = model.myocardium;
   std::vector<mechanics::PressureLoad> full;
   for (const auto& p : sim.pressures) full.push_back({select_quads(p.surface, m), p.pressure});
 

@@ -6,11 +6,22 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cardio/mechanics/hyperelastic.hpp"
 #include "cardio/mechanics/system.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "heart_config.hpp"
 
 namespace cardio::pipeline {
+
+/// The mechanical model of a heart config: Guccione myocardium (one law per material), fixed and
+/// sliding boundaries, the pericardium; shared by the quasi-static and the beat modes.
+struct HeartModel {
+  std::unique_ptr<mechanics::MassSpringSystem> system;
+  mechanics::GuccioneForces* myocardium = nullptr;  ///< owned by `system`: set its active tension
+};
+
+/// Build the model on `mesh` with nodal masses x `mass_scaling`.
+HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, double mass_scaling = 1.0);
 
 struct HeartRunResult {
   mechanics::NodeState state;

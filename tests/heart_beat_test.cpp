@@ -18,6 +18,7 @@
 #include "cardio/config/config.hpp"
 #include "heart_beat.hpp"
 #include "heart_config.hpp"
+#include "heart_run.hpp"
 #include "mesh_stage.hpp"
 
 namespace fs = std::filesystem;
@@ -83,6 +84,47 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   EXPECT_EQ(g->GetNumberOfCells(), mesh.mesh.mesh.n_elements());
   for (const char* p : {"displacement", "velocity"}) EXPECT_NE(g->GetPointData()->GetArray(p), nullptr) << p;
   for (const char* c : {"activation_time", "active_tension", "label"}) EXPECT_NE(g->GetCellData()->GetArray(c), nullptr) << c;
+  fs::remove_all(out);
+}
+
+/// The default case at 1.5 mm for one beat, with the base sliding in its plane instead of fixed
+/// and an elastic pericardium of stiffness k on the epicardium.
+pipeline::BeatRunResult sliding_beat(const std::string& stiffness, const fs::path& out, pipeline::MeshStageResult* mesh) {
+  std::ifstream in(std::string(CARDIO_SOURCE_DIR) + "/configs/lv_phantom.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string fixed = "boundary:\n  fixed:\n    - {tag: base}\n";
+  const auto at = yaml.find(fixed);
+  EXPECT_NE(at, std::string::npos) << "lv_phantom.yaml no longer fixes the base";
+  yaml.replace(at, fixed.size(), "boundary:\n  sliding:\n    - {tag: base}\n  pericardium:\n    stiffness: " + stiffness + "\n");
+  auto doc = config::Document::load_string(yaml, "lv_phantom.yaml (sliding base)");
+  doc->set_override("geometry.phantom.voxel_size=1.5 mm");
+  doc->set_override("simulation.beats=1");
+  const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
+  *mesh = pipeline::run_mesh_stages(cfg.mesh);
+  return pipeline::run_heart_beat(*cfg.simulation, mesh->mesh, out, nullptr);
+}
+
+TEST(HeartBeat, SlidingBaseKeepsItsPlaneAndThePericardiumLimitsFilling) {
+  const fs::path out = fs::temp_directory_path() / ("cardio_slide_" + std::to_string(::getpid()));
+  pipeline::MeshStageResult mesh;
+  const pipeline::BeatRunResult free = sliding_beat("0 kPa/mm", out / "free", &mesh);
+  const pipeline::BeatRunResult held = sliding_beat("0.2 kPa/mm", out / "held", &mesh);
+  const auto& m = mesh.mesh;
+  pipeline::SurfaceSelector base;
+  base.tag = "base";
+  const auto nodes = pipeline::nodes_of(pipeline::select_quads(base, m));
+  ASSERT_GT(nodes.size(), 10u);
+  double slide = 0;
+  for (std::int32_t n : nodes) {
+    EXPECT_EQ(held.state.x(2, n), m.mesh.rest(2, n)) << "base node " << n << " left the base plane";
+    slide = std::max(slide, (held.state.x.col(n) - m.mesh.rest.col(n)).norm());
+  }
+  EXPECT_GT(slide, 1e-2) << "the base did not slide (max in-plane displacement " << slide << " mm)";
+  // The pericardium resists the outward motion of the epicardium: less filling at the same pressure.
+  const double edv_free = free.summary["cavities"][0]["EDV_mL"].get<double>();
+  const double edv_held = held.summary["cavities"][0]["EDV_mL"].get<double>();
+  EXPECT_LT(edv_held, edv_free);
+  EXPECT_GT(held.summary["cavities"][0]["EF"].get<double>(), 0.1);
   fs::remove_all(out);
 }
 

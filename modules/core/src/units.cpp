@@ -16,7 +16,7 @@ struct UnitDef {
 };
 
 // Factors to mm, ms, kPa, mg, mN.
-constexpr std::array<UnitDef, 42> kUnits{{
+constexpr std::array<UnitDef, 44> kUnits{{
     {"mm", Dimension::length, 1.0},          {"cm", Dimension::length, 10.0},
     {"m", Dimension::length, 1000.0},        {"um", Dimension::length, 1e-3},
     {"ms", Dimension::time, 1.0},            {"s", Dimension::time, 1000.0},
@@ -43,6 +43,8 @@ constexpr std::array<UnitDef, 42> kUnits{{
     {"mm^3/kPa", Dimension::compliance, 1.0},
     {"mL/mmHg", Dimension::compliance, 1e3 / kMmHgInKPa},
     {"mL/kPa", Dimension::compliance, 1e3},
+    {"kPa/mm", Dimension::foundation, 1.0},
+    {"Pa/mm", Dimension::foundation, 1e-3},
 }};
 
 std::string_view trim(std::string_view s) {
@@ -67,6 +69,7 @@ std::string_view internal_unit(Dimension d) {
     case Dimension::velocity: return "mm/ms";
     case Dimension::resistance: return "kPa*ms/mm^3";
     case Dimension::compliance: return "mm^3/kPa";
+    case Dimension::foundation: return "kPa/mm";
     case Dimension::dimensionless: return "1";
   }
   return "?";
@@ -86,6 +89,7 @@ std::string_view dimension_name(Dimension d) {
     case Dimension::velocity: return "velocity";
     case Dimension::resistance: return "hydraulic resistance";
     case Dimension::compliance: return "compliance";
+    case Dimension::foundation: return "foundation stiffness";
     case Dimension::dimensionless: return "dimensionless";
   }
   return "?";

@@ -46,7 +46,27 @@ NodeState MassSpringSystem::rest_state(double s) const {
 void MassSpringSystem::forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double s, Eigen::Matrix3Xd& f) const {
   f.setZero(3, x.cols());
   m_internal->add_forces(x, v, f);
+  add_foundation_forces(x, f);
   add_loads(x, s, f);
+}
+
+void MassSpringSystem::add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const {
+  // Serial over faces (the boundary is small and its quads share nodes): a deterministic order.
+  for (const ElasticFoundation& fd : foundations) {
+    if (fd.stiffness == 0) continue;
+    for (const Quad& q : fd.faces) {
+      // Rest area vector of the bilinear quad: half the cross product of its diagonals.
+      const Eigen::Vector3d a = 0.5 * (m_rest.col(q[2]) - m_rest.col(q[0])).cross(m_rest.col(q[3]) - m_rest.col(q[1]));
+      const double area = a.norm();
+      if (!(area > 0)) continue;
+      const Eigen::Vector3d N = a / area;
+      const double kA = 0.25 * fd.stiffness * area;  // a quarter of the face per node
+      for (std::int32_t n : q) {
+        const Eigen::Vector3d u = x.col(n) - m_rest.col(n);
+        f.col(n) -= fd.normal_only ? Eigen::Vector3d(kA * N.dot(u) * N) : Eigen::Vector3d(kA * u);
+      }
+    }
+  }
 }
 
 void MassSpringSystem::add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Matrix3Xd& f) const {

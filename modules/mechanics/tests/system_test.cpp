@@ -149,5 +149,57 @@ TEST(SystemTest, SuddenGravityOscillatesAboutTheStaticDeflection) {
   EXPECT_NEAR(w_sum / n_steps / w_static, 1.0, 0.1);
 }
 
+// Elastic foundation (pericardium-like Robin condition): its total force under a rigid
+// translation is -k A (N.u) N (normal only) or -k A u; and a block pressed onto a foundation
+// settles by exactly p / k (closed form, independent of the material: with nu = 0 and symmetry
+// planes the stress state is uniform uniaxial, so the top area and hence the total load stay p A).
+TEST(SystemTest, ElasticFoundationForceAndSettlement) {
+  Block b = block(2, 2, 2, 1.0, 10);
+  MassSpringSystem& sys = *b.sys;
+  std::vector<Quad> bottom, top;
+  for (const Quad& q : boundary_faces(b.mesh)) {
+    bool z0 = true, z2 = true;
+    for (std::int32_t n : q) {
+      z0 = z0 && b.mesh.rest(2, n) == 0;
+      z2 = z2 && b.mesh.rest(2, n) == 2;
+    }
+    if (z0) bottom.push_back(q);
+    if (z2) top.push_back(q);
+  }
+  ASSERT_EQ(bottom.size(), 4u);
+  const double k = 2.0, area = 4.0;
+  sys.foundations.push_back({bottom, k, true});
+  const Eigen::Vector3d u(0.1, -0.2, 0.3);
+  const Eigen::Matrix3Xd x = b.mesh.rest.colwise() + u;
+  Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, b.mesh.n_nodes());
+  sys.add_foundation_forces(x, f);
+  EXPECT_LT((f.rowwise().sum() - Eigen::Vector3d(0, 0, -k * area * u.z())).norm(), 1e-14);
+  sys.foundations[0].normal_only = false;
+  f.setZero();
+  sys.add_foundation_forces(x, f);
+  EXPECT_LT((f.rowwise().sum() + k * area * u).norm(), 1e-14);
+
+  sys.foundations[0].normal_only = true;
+  const double p = 0.5;
+  sys.loads.pressures.push_back({top, p});
+  DofConstraint sym_x, sym_y;
+  sym_x.mask = 0b001;
+  sym_y.mask = 0b010;
+  for (std::int32_t n = 0; n < b.mesh.n_nodes(); ++n) {
+    if (b.mesh.rest(0, n) == 0) sym_x.nodes.push_back(n);
+    if (b.mesh.rest(1, n) == 0) sym_y.nodes.push_back(n);
+  }
+  sys.constraints = {sym_x, sym_y};
+  sys.update_constraint_mask();
+  NodeState s = sys.rest_state(1.0);
+  QuasiStaticOptions o;
+  o.residual_tol = 1e-12;
+  ASSERT_TRUE(solve_quasi_static(sys, b.mesh, s, o).converged);
+  for (std::int32_t n = 0; n < b.mesh.n_nodes(); ++n)
+    if (b.mesh.rest(2, n) == 0) {
+      EXPECT_NEAR(s.x(2, n), -p / k, 1e-9) << "bottom node " << n;
+    }
+}
+
 }  // namespace
 }  // namespace cardio::mechanics

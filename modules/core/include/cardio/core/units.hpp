@@ -15,6 +15,7 @@ enum class Dimension {
   velocity,     ///< mm/ms (conduction velocities)
   resistance,   ///< kPa ms/mm^3 (hydraulic: Windkessel resistances and impedances)
   compliance,   ///< mm^3/kPa (Windkessel compliance)
+  foundation,   ///< kPa/mm (elastic foundation: traction per displacement, e.g. the pericardium)
 };
 
 /// Name of the internal unit of a dimension, e.g. "kPa" for pressure.

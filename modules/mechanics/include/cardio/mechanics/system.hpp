@@ -51,6 +51,17 @@ struct DofConstraint {
   Eigen::Vector3d b = Eigen::Vector3d::Zero();
 };
 
+/// Elastic foundation on boundary quads (a Robin condition, e.g. the pericardium as in Pfaller et
+/// al. 2019, Biomech Model Mechanobiol 18:503): traction t = -k (N N^T) u (normal only) or -k u,
+/// u = x - X the displacement, N the rest unit normal, k [kPa/mm], lumped to the nodes by a quarter
+/// of each quad's rest area. Conservative (energy k/2 sum_i A_i (N_i.u_i)^2) and independent of
+/// the load factor: it is part of the body's support, not a load.
+struct ElasticFoundation {
+  std::vector<Quad> faces;
+  double stiffness = 0;     ///< k [kPa/mm] = [mN/mm^3]
+  bool normal_only = true;  ///< true: resists only the normal displacement (the tissue slides)
+};
+
 /// Internal forces + loads + constraints + masses.
 class MassSpringSystem {
  public:
@@ -58,6 +69,7 @@ class MassSpringSystem {
 
   Loads loads;
   std::vector<DofConstraint> constraints;
+  std::vector<ElasticFoundation> foundations;
 
   const InternalForces& internal() const { return *m_internal; }
   const Eigen::Matrix3Xd& rest() const { return m_rest; }
@@ -69,8 +81,10 @@ class MassSpringSystem {
   /// A state at rest (x = rest, v = 0) with forces evaluated at load factor s.
   NodeState rest_state(double s = 0.0) const;
 
-  /// f = internal(x, v) + loads at factor s.
+  /// f = internal(x, v) + foundations(x) + loads at factor s.
   void forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double s, Eigen::Matrix3Xd& f) const;
+  /// Elastic foundation forces at x (added into f).
+  void add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
   /// External loads only at factor s (added into f).
   void add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Matrix3Xd& f) const;
   /// Project onto the constraints: prescribed positions at factor s, velocities at rate s_dot.
