@@ -69,31 +69,43 @@ Eigen::VectorXd fibre_stretch(const mechanics::GuccioneForces& g, const mechanic
 
 }  // namespace
 
-BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, const fs::path& outdir,
-                             std::ostream* log) {
-  const auto t_start = std::chrono::steady_clock::now();
-  const mechanics::HexMesh& mesh = m.mesh;
-  const auto n_el = mesh.n_elements();
-
-  // --- model ---
-  // Damping acts on the nodal velocities (below), not through the stiffness: stiffness-proportional
-  // damping would shrink the explicit time step by the factor w tau.
-  HeartModel model = build_heart_model(sim, m, sim.mass_scaling);
-  mechanics::MassSpringSystem& sys = *model.system;
-  mechanics::GuccioneForces& guccione = *model.myocardium;
-
-  // --- cavities and their circulation ---
-  std::vector<const meshing::CavitySurface*> cavity;
-  std::vector<circulation::BeatCycle> cycles;
+BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
+  BeatSetup setup;
+  // Damping acts on the nodal velocities (in the loop), not through the stiffness:
+  // stiffness-proportional damping would shrink the explicit time step by the factor w tau.
+  setup.model = build_heart_model(sim, m, sim.mass_scaling);
   for (const auto& c : sim.circulation) {
     const auto it = std::find_if(m.cavities.begin(), m.cavities.end(), [&](const auto& s) { return s.name == c.name; });
     if (it == m.cavities.end()) CARDIO_FAIL("circulation: no cavity named '" << c.name << "' in the mesh");
-    cavity.push_back(&*it);
-    cycles.emplace_back(c.name, c.beat, c.windkessel, 0.0, circulation::cavity_volume_mm3(*it, mesh.rest) / 1000.0);
+    setup.cavities.push_back(&*it);
+  }
+  setup.activation_time = activation_times(sim.activation, m, log);
+  return setup;
+}
+
+BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, const fs::path& outdir,
+                             std::ostream* log) {
+  return run_heart_beat(sim, m, prepare_heart_beat(sim, m, log), outdir, log);
+}
+
+BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, BeatSetup setup,
+                             const fs::path& outdir, std::ostream* log) {
+  const auto t_start = std::chrono::steady_clock::now();
+  const mechanics::HexMesh& mesh = m.mesh;
+  const auto n_el = mesh.n_elements();
+  mechanics::MassSpringSystem& sys = *setup.model.system;
+  mechanics::GuccioneForces& guccione = *setup.model.myocardium;
+
+  // --- cavities and their circulation ---
+  const std::vector<const meshing::CavitySurface*>& cavity = setup.cavities;
+  std::vector<circulation::BeatCycle> cycles;
+  for (std::size_t c = 0; c < sim.circulation.size(); ++c) {
+    const auto& cc = sim.circulation[c];
+    cycles.emplace_back(cc.name, cc.beat, cc.windkessel, 0.0, circulation::cavity_volume_mm3(*cavity[c], mesh.rest) / 1000.0);
   }
 
   // --- activation ---
-  const Eigen::VectorXd t_rel = activation_times(sim.activation, m, log);
+  const Eigen::VectorXd& t_rel = setup.activation_time;
   const Eigen::VectorXd t_act = (t_rel.array() + sim.first_onset).matrix();
   const activation::Twitch twitch(sim.activation.twitch);
   Eigen::VectorXd Ta = Eigen::VectorXd::Zero(n_el);

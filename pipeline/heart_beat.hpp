@@ -12,8 +12,20 @@
 #include "cardio/mechanics/system.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "heart_config.hpp"
+#include "heart_run.hpp"
 
 namespace cardio::pipeline {
+
+/// Everything of a beat that can fail on the inputs, done before any output is written: the model
+/// (selectors of the boundary), the cavities named in the circulation, the activation times (pacing
+/// sites inside the myocardium, an activation image on the element grid).
+struct BeatSetup {
+  HeartModel model;
+  std::vector<const meshing::CavitySurface*> cavities;  ///< one per sim.circulation entry
+  Eigen::VectorXd activation_time;                      ///< per element, after each beat's onset [ms]
+};
+
+BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log);
 
 struct BeatRunResult {
   mechanics::NodeState state;
@@ -22,6 +34,10 @@ struct BeatRunResult {
   nlohmann::json summary;
 };
 
+BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, BeatSetup setup,
+                             const std::filesystem::path& outdir, std::ostream* log);
+
+/// prepare_heart_beat + run_heart_beat.
 BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
                              const std::filesystem::path& outdir, std::ostream* log);
 

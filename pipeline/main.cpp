@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -296,10 +297,14 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   log << "cardiac " << CARDIO_VERSION << ": " << a.command << " " << a.config << " -> " << out.string() << "\n";
   try {
     const pipeline::MeshStageResult r = pipeline::run_mesh_stages(cfg.mesh, &log);
+    // The beat's input checks (boundary selectors, pacing sites, activation image) come before any
+    // output: a run that fails on its inputs leaves nothing that looks finished.
+    std::optional<pipeline::BeatSetup> beat;
+    if (simulate && cfg.simulation->mode == "beat") beat = pipeline::prepare_heart_beat(*cfg.simulation, r.mesh, &log);
     pipeline::write_mesh_outputs(out, r, cfg.mesh.write_surfaces);
     log << "wrote " << (out / "mesh.vtu").string() << " and " << (out / "mesh_report.json").string() << "\n";
-    if (simulate && cfg.simulation->mode == "beat") {
-      pipeline::BeatRunResult h = pipeline::run_heart_beat(*cfg.simulation, r.mesh, out, &log);
+    if (beat) {
+      pipeline::BeatRunResult h = pipeline::run_heart_beat(*cfg.simulation, r.mesh, std::move(*beat), out, &log);
       Eigen::MatrixXd label(1, r.mesh.mesh.n_elements());
       for (Eigen::Index e = 0; e < label.cols(); ++e) label(0, e) = r.mesh.label[std::size_t(e)];
       io::write_vtu(out / "final.vtu", r.mesh.mesh, h.state.x, {{"velocity", h.state.v}},

@@ -91,7 +91,10 @@ class CliTest : public ::testing::Test {
   // Run cardiac with `args` in the test directory.
   Result cardiac(const std::vector<std::string>& args) const {
     std::string cmd = "cd " + shell_quote(m_dir.string()) + " && " + shell_quote(CARDIAC_EXE);
-    for (const auto& a : args) cmd += " " + shell_quote(a);
+    for (const auto& a : args) {
+      cmd += ' ';
+      cmd += shell_quote(a);
+    }
     cmd += " > cli.stdout 2> cli.stderr";
     const int status = std::system(cmd.c_str());
     Result r;
@@ -423,4 +426,65 @@ TEST_F(CliTest, PhantomUsageErrors) {
   EXPECT_EQ(cardiac({"phantom", "lv"}).code, 2);
   EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--rotate", "0,0,0,30"}).code, 2);
   EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--format", "png"}).code, 2);
+}
+
+// Bad input of the beating heart (issue 4): each a clear error naming the key or the file, a
+// non-zero exit, and no summary.json, final.vtu, frames or mesh outputs.
+class BeatBadInput : public CliTest {
+ protected:
+  // configs/lv_phantom.yaml at 1.5 mm with `from` replaced by `to`.
+  Result run_default_with(const std::string& from, const std::string& to) const {
+    std::string yaml = slurp(fs::path(CARDIO_SOURCE_DIR) / "configs" / "lv_phantom.yaml");
+    const auto at = yaml.find(from);
+    if (at == std::string::npos) {
+      ADD_FAILURE() << "'" << from << "' not in configs/lv_phantom.yaml";
+      return {};
+    }
+    yaml.replace(at, from.size(), to);
+    return run_config(yaml, {"--set", "geometry.phantom.voxel_size=1.5 mm"});
+  }
+  void expect_nothing_finished() const {
+    expect_no_results();
+    for (const char* f : {"mesh.vtu", "mesh_report.json", "series.pvd", "timeseries.csv"})
+      EXPECT_FALSE(fs::exists(out() / f)) << f;
+    EXPECT_FALSE(fs::exists(out() / "frames" / "frame_00000.vtu"));
+  }
+};
+
+TEST_F(BeatBadInput, PacingSiteOutsideTheMyocardium) {
+  const Result r = run_default_with("{point: [0 mm, 0 mm, -18.5 mm]", "{point: [0 mm, 0 mm, -40 mm]");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "cfg.yaml:");
+  EXPECT_HAS(r.err, "pacing site outside the myocardium");
+  expect_nothing_finished();
+}
+
+TEST_F(BeatBadInput, ActivationImageOnAnotherGrid) {
+  ASSERT_EQ(cardiac({"phantom", "lv", "-o", "ph", "--voxel-size", "2"}).code, 0);
+  const Result r = run_default_with(
+      "  mode: eikonal\n  sites:\n    - {point: [0 mm, 0 mm, -18.5 mm], time: 0 ms}   # apical pacing, mid-wall at the apex\n"
+      "  velocity_fibre: 0.6 m/s\n  velocity_cross: 0.2 m/s\n",
+      "  mode: image\n  image: ph/labels.nii.gz\n");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "ph/labels.nii.gz");
+  EXPECT_HAS(r.err, "not on the element grid");
+  expect_nothing_finished();
+}
+
+TEST_F(BeatBadInput, WindkesselAndPressuresOutOfRange) {
+  Result r = run_default_with("compliance: 0.06 mL/mmHg", "compliance: -0.06 mL/mmHg");
+  expect_config_error(r, "cfg.yaml:", {"windkessel.compliance", "'-0.06 mL/mmHg'", "out of range"});
+  r = run_default_with("peripheral_resistance: 20 mmHg*s/mL", "peripheral_resistance: 0 mmHg*s/mL");
+  expect_config_error(r, "cfg.yaml:", {"peripheral_resistance", "out of range"});
+  r = run_default_with("end_diastolic_pressure: 8 mmHg", "end_diastolic_pressure: 60 mmHg");
+  expect_config_error(r, "cfg.yaml:", {"end_diastolic_pressure", "60 mmHg", "(0, 40)"});
+  r = run_default_with("atrial_pressure: 5 mmHg", "atrial_pressure: 12 mmHg");
+  expect_config_error(r, "cfg.yaml:", {"atrial_pressure", "end-diastolic pressure"});
+}
+
+TEST_F(BeatBadInput, CirculationOfAMissingCavity) {
+  const Result r = run_default_with("    - name: lv\n", "    - name: rv\n");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "no cavity named 'rv'");
+  expect_nothing_finished();
 }

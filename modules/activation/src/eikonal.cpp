@@ -374,7 +374,7 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
     }
     const double dist = std::sqrt(best_d2);
     if (dist > tolerance)
-      CARDIO_FAIL(name << ": the point (" << site.point.x() << ", " << site.point.y() << ", " << site.point.z()
+      CARDIO_FAIL(name << ": pacing site outside the myocardium: the point (" << site.point.x() << ", " << site.point.y() << ", " << site.point.z()
                        << ") mm is " << dist << " mm from the nearest myocardium element centre (voxel "
                        << voxel_text(grid, voxel[std::size_t(best)]) << "); expected within " << tolerance << " mm");
     rep.site_elements.push_back(best);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <cctype>
 #include <sstream>
 
 #include "cardio/core/error.hpp"
@@ -343,6 +344,11 @@ std::string fmt(double v) {
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
 }
+std::string_view trim_view(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
 // A string as a double-quoted YAML scalar (quotes, backslashes and control characters escaped).
 std::string yaml_quoted(const std::string& s) {
   YAML::Emitter em;
@@ -372,7 +378,14 @@ double Node::quantity(const std::string& key, units::Dimension dim, std::optiona
     // No unit suffix for plain numbers ("value 0.5 is out of range", not "value 0.5 1").
     const std::string unit = plain ? std::string() : " " + std::string(units::internal_unit(dim));
     std::ostringstream os;
-    os << "value " << value << unit << " is out of range; expected " << range.describe() << unit;
+    os << "value ";
+    // A value given in other units is quoted as written, then in the internal unit of the range.
+    const std::string written = v ? std::string(trim_view(v->Scalar())) : std::string();
+    std::ostringstream internal;
+    internal << value << unit;
+    if (!written.empty() && written != internal.str()) os << "'" << written << "' (= " << internal.str() << ")";
+    else os << internal.str();
+    os << " is out of range; expected " << range.describe() << unit;
     fail(key, os.str());
   }
   record(key, plain ? fmt(value) : fmt(value) + " " + std::string(units::internal_unit(dim)));

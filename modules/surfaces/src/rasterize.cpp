@@ -50,6 +50,27 @@ using Tri = std::array<std::int64_t, 3>;
 
 /// Triangle not belonging to any patch (seam triangle with mixed point classes, or no class array).
 constexpr int kNoPatch = std::numeric_limits<int>::min();
+
+/// " (cavity 'lv' endocardium, class 3: 12; epicardium, class 2: 4)": where a surface is open.
+std::string open_edges_by_patch(const std::map<int, std::int64_t>& count, const RasterizeOptions& o) {
+  if (count.empty()) return "";
+  std::ostringstream os;
+  os << " (";
+  bool first = true;
+  for (const auto& [c, n] : count) {
+    os << (first ? "" : "; ");
+    first = false;
+    const auto endo = std::find_if(o.endocardia.begin(), o.endocardia.end(), [&](const Endocardium& e) { return e.patch_class == c; });
+    if (c == kNoPatch) os << "seams between patches";
+    else if (endo != o.endocardia.end()) os << "cavity '" << endo->cavity_name << "' endocardium, class " << c;
+    else if (c == o.base_class) os << "base, class " << c;
+    else if (c == o.epicardium_class) os << "epicardium, class " << c;
+    else os << "class " << c;
+    os << ": " << n;
+  }
+  os << ")";
+  return os.str();
+}
 constexpr const char* kPatchArray = "cardio_patch";
 
 /// Collects VTK error text so that it ends up in the cardio::Error instead of on stderr (an observed
@@ -427,13 +448,16 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
       ++u.count;
     }
   std::int64_t boundary = 0, nonmanifold = 0;
+  std::map<int, std::int64_t> open_by_patch;  // boundary edges by the patch of their one triangle
   for (const auto& [k, u] : edges) {
     boundary += u.count == 1;
     nonmanifold += u.count > 2;
+    if (u.count == 1) ++open_by_patch[m.patch[std::size_t(u.t0)]];
   }
   if (boundary > 0 || nonmanifold > 0)
     CARDIO_FAIL("surface file " << file << " is not closed after merging points within " << o.merge_tolerance_mm
-                                << " mm: " << boundary << " boundary edges, " << nonmanifold
+                                << " mm: " << boundary << " boundary edges" << open_edges_by_patch(open_by_patch, o)
+                                << ", " << nonmanifold
                                 << " non-manifold edges (a closed surface has every edge in exactly 2 "
                                    "triangles); if its patches do not share vertices, try a larger merge "
                                    "tolerance");

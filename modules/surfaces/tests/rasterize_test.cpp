@@ -428,6 +428,37 @@ TEST_F(SurfacesTest, OpenSurfaceReportsBoundaryEdges) {
   const std::string msg = error_of(f, o);
   EXPECT_NE(msg.find("64 boundary edges"), std::string::npos) << msg;
   EXPECT_NE(msg.find("open_sphere.vtp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("epicardium, class 2: 64"), std::string::npos) << msg;
+}
+
+// A hole in an endocardium names the cavity: a shell (epicardium r = 20, endocardium r = 10 of
+// cavity 'lv') whose inner sphere lost its cap.
+TEST_F(SurfacesTest, OpenEndocardiumNamesItsCavity) {
+  const Surface outer = uv_sphere(Vec3::Zero(), 20, 64, 32), inner = uv_sphere(Vec3::Zero(), 10, 64, 32);
+  Surface shell;
+  shell.points = outer.points;
+  std::vector<int> cls;
+  for (const Tri& t : outer.tris) {
+    shell.tris.push_back(t);
+    cls.push_back(2);
+  }
+  const auto offset = vtkIdType(outer.points.size());
+  shell.points.insert(shell.points.end(), inner.points.begin(), inner.points.end());
+  for (const Tri& t : inner.tris) {
+    double zmax = -1e9;
+    for (vtkIdType i : t) zmax = std::max(zmax, inner.points[std::size_t(i)].z());
+    if (zmax >= 9.0) continue;  // cap removed: 64 open edges on the endocardium
+    shell.tris.push_back({t[0] + offset, t[2] + offset, t[1] + offset});
+    cls.push_back(3);
+  }
+  auto pd = to_vtk(shell);
+  add_int_array(pd->GetCellData(), "class", cls);
+  const fs::path f = m_dir / "open_endocardium.vtp";
+  write_vtp(pd, f);
+  surf::RasterizeOptions o;
+  o.endocardia = {{3, "lv"}};
+  const std::string msg = error_of(f, o);
+  EXPECT_NE(msg.find("64 boundary edges (cavity 'lv' endocardium, class 3: 64)"), std::string::npos) << msg;
 }
 
 TEST_F(SurfacesTest, StlAndPlyAreMyocardiumOnly) {
