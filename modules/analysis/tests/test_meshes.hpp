@@ -1,0 +1,44 @@
+#pragma once
+// Small hexahedral meshes for the analysis tests.
+#include <Eigen/Core>
+#include <cstdint>
+#include <random>
+
+#include "cardio/mechanics/mesh.hpp"
+
+namespace cardio::analysis::testing {
+
+/// n x n x n cubes of edge h from `origin`, shared nodes, VTK order; fibre x, sheet y.
+/// With `jitter` > 0 every node moves by a seeded uniform offset in [-jitter, jitter]^3 (general,
+/// non-planar-faced hexahedra; keep jitter < h/4 for valid elements).
+inline mechanics::HexMesh block(int n, double h, const Eigen::Vector3d& origin = Eigen::Vector3d::Zero(),
+                                double jitter = 0.0, unsigned seed = 7) {
+  mechanics::HexMesh m;
+  const int np = n + 1;
+  m.rest.resize(3, np * np * np);
+  auto id = [np](int i, int j, int k) { return std::int32_t(i + np * (j + np * k)); };
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-jitter, jitter);
+  for (int k = 0; k < np; ++k)
+    for (int j = 0; j < np; ++j)
+      for (int i = 0; i < np; ++i) {
+        m.rest.col(id(i, j, k)) = origin + h * Eigen::Vector3d(i, j, k);
+        if (jitter > 0) m.rest.col(id(i, j, k)) += Eigen::Vector3d(u(rng), u(rng), u(rng));
+      }
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        m.hexes.push_back({id(i, j, k), id(i + 1, j, k), id(i + 1, j + 1, k), id(i, j + 1, k), id(i, j, k + 1),
+                           id(i + 1, j, k + 1), id(i + 1, j + 1, k + 1), id(i, j + 1, k + 1)});
+  m.fibre = Eigen::Vector3d::UnitX().replicate(1, Eigen::Index(m.hexes.size()));
+  m.sheet = Eigen::Vector3d::UnitY().replicate(1, Eigen::Index(m.hexes.size()));
+  m.material.assign(m.hexes.size(), 0);
+  return m;
+}
+
+/// x = A X + b applied to every column.
+inline Eigen::Matrix3Xd affine(const Eigen::Matrix3Xd& X, const Eigen::Matrix3d& A, const Eigen::Vector3d& b) {
+  return (A * X).colwise() + b;
+}
+
+}  // namespace cardio::analysis::testing
