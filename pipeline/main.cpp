@@ -17,6 +17,7 @@
 
 #include "bench.hpp"
 #include "cardio/core/atomic_file.hpp"
+#include "cardio/core/binary.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/io/json.hpp"
@@ -244,13 +245,7 @@ fs::path prepare_outdir(const Args& a, const std::string& name, const std::strin
 const std::vector<std::string> kMeshOutputs{"mesh_report.json", "mesh.vtu", "surfaces.vtp"};
 
 /// FNV-1a 64-bit hash of the resolved config (identifies the inputs of a result).
-std::string config_hash(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
-  std::ostringstream os;
-  os << std::hex << std::setw(16) << std::setfill('0') << h;
-  return os.str();
-}
+std::string config_hash(const std::string& text) { return hex16(fnv1a64(text)); }
 
 void finish_summary(nlohmann::json& j, const Args& a, const std::string& resolved) {
   j["version"] = CARDIO_VERSION;
