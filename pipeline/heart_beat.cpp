@@ -10,14 +10,18 @@
 #include "cardio/activation/twitch.hpp"
 #include "cardio/circulation/beat.hpp"
 #include "cardio/circulation/volume_constraint.hpp"
+#include "cardio/core/binary.hpp"
 #include "cardio/core/error.hpp"
+#include "cardio/core/interrupt.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/io/series.hpp"
 #include "cardio/io/vtu.hpp"
 #include "cardio/mechanics/hyperelastic.hpp"
 #include "cardio/mechanics/integrators.hpp"
+#include "beat_analysis.hpp"
 #include "heart_run.hpp"
+#include "progress.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -85,11 +89,102 @@ BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
 
 BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, const fs::path& outdir,
                              std::ostream* log) {
-  return run_heart_beat(sim, m, prepare_heart_beat(sim, m, log), outdir, log);
+  return run_heart_beat(sim, m, prepare_heart_beat(sim, m, log), outdir, log, BeatRunOptions{});
 }
 
+namespace {
+
+constexpr char kCheckpointMagic[] = "CARDBEAT";
+constexpr std::uint32_t kCheckpointVersion = 1;
+
+/// Everything the time loop carries from one step to the next: a checkpoint is exactly this.
+struct LoopState {
+  double t = 0, dt = 0, next_frame = 0, next_row = 0, next_sample = 0, next_dt_check = 50, next_checkpoint = 0;
+  std::int64_t steps = 0;
+  std::vector<io::PvdFrame> frames;
+  std::vector<std::vector<std::string>> rows;  ///< timeseries.csv rows so far
+  Eigen::VectorXd lambda_ed, lambda_es;        ///< fibre stretch at end-diastole / end-systole
+  double thickness_ed = 0, thickness_es = 0, max_tissue_change = 0;
+  std::int64_t previous_phase = 0;
+  double compute_s = 0;                        ///< wall time of the earlier segments of a resumed run
+};
+
+void save_vector(BinaryWriter& w, const Eigen::VectorXd& v) {
+  w.u64(std::uint64_t(v.size()));
+  w.f64s(v.data(), std::size_t(v.size()));
+}
+Eigen::VectorXd read_vector(BinaryReader& r) {
+  Eigen::VectorXd v(Eigen::Index(r.u64()));
+  r.f64s(v.data(), std::size_t(v.size()));
+  return v;
+}
+
+void write_checkpoint(const fs::path& file, const std::string& config_hash, const LoopState& L,
+                      const mechanics::NodeState& s, const std::vector<circulation::BeatCycle>& cycles,
+                      const BeatAnalysis& analysis) {
+  BinaryWriter w;
+  w.str(config_hash);
+  w.u64(std::uint64_t(s.x.cols()));
+  for (double v : {L.t, L.dt, L.next_frame, L.next_row, L.next_sample, L.next_dt_check, L.next_checkpoint, L.thickness_ed,
+                   L.thickness_es, L.max_tissue_change, L.compute_s})
+    w.f64(v);
+  w.i64(L.steps);
+  w.i64(L.previous_phase);
+  for (const Eigen::Matrix3Xd* a : {&s.x, &s.v, &s.f}) w.f64s(a->data(), std::size_t(a->size()));
+  for (const auto& c : cycles) c.save(w);
+  w.u64(L.frames.size());
+  for (const auto& f : L.frames) {
+    w.f64(f.time_ms);
+    w.str(f.file);
+  }
+  w.u64(L.rows.size());
+  for (const auto& row : L.rows) {
+    w.u64(row.size());
+    for (const auto& cell : row) w.str(cell);
+  }
+  save_vector(w, L.lambda_ed);
+  save_vector(w, L.lambda_es);
+  analysis.save(w);
+  write_framed_file(file, kCheckpointMagic, kCheckpointVersion, w.bytes());
+}
+
+void read_checkpoint(const fs::path& file, const std::string& config_hash, LoopState& L, mechanics::NodeState& s,
+                     std::vector<circulation::BeatCycle>& cycles, BeatAnalysis& analysis) {
+  BinaryReader r(read_framed_file(file, kCheckpointMagic, kCheckpointVersion), file.string());
+  const std::string hash = r.str();
+  if (hash != config_hash)
+    CARDIO_FAIL(file.string() << ": the checkpoint was written for another config (hash " << hash << ", now "
+                              << config_hash << "): a resumed run must use the same config and overrides");
+  const std::uint64_t nodes = r.u64();
+  if (nodes != std::uint64_t(s.x.cols()))
+    CARDIO_FAIL(file.string() << ": the checkpoint has " << nodes << " nodes, the mesh " << s.x.cols());
+  for (double* v : {&L.t, &L.dt, &L.next_frame, &L.next_row, &L.next_sample, &L.next_dt_check, &L.next_checkpoint,
+                    &L.thickness_ed, &L.thickness_es, &L.max_tissue_change, &L.compute_s})
+    *v = r.f64();
+  L.steps = r.i64();
+  L.previous_phase = r.i64();
+  for (Eigen::Matrix3Xd* a : {&s.x, &s.v, &s.f}) r.f64s(a->data(), std::size_t(a->size()));
+  for (auto& c : cycles) c.restore(r);
+  L.frames.resize(r.u64());
+  for (auto& f : L.frames) {
+    f.time_ms = r.f64();
+    f.file = r.str();
+  }
+  L.rows.resize(r.u64());
+  for (auto& row : L.rows) {
+    row.resize(r.u64());
+    for (auto& cell : row) cell = r.str();
+  }
+  L.lambda_ed = read_vector(r);
+  L.lambda_es = read_vector(r);
+  analysis.restore(r);
+  r.expect_end();
+}
+
+}  // namespace
+
 BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, BeatSetup setup,
-                             const fs::path& outdir, std::ostream* log) {
+                             const fs::path& outdir, std::ostream* log, const BeatRunOptions& options) {
   const auto t_start = std::chrono::steady_clock::now();
   const mechanics::HexMesh& mesh = m.mesh;
   const auto n_el = mesh.n_elements();
@@ -99,10 +194,13 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   // --- cavities and their circulation ---
   const std::vector<const meshing::CavitySurface*>& cavity = setup.cavities;
   std::vector<circulation::BeatCycle> cycles;
+  std::size_t lv = 0;
   for (std::size_t c = 0; c < sim.circulation.size(); ++c) {
     const auto& cc = sim.circulation[c];
     cycles.emplace_back(cc.name, cc.beat, cc.windkessel, 0.0, circulation::cavity_volume_mm3(*cavity[c], mesh.rest) / 1000.0);
+    if (cc.name == sim.analysis.lv_cavity) lv = c;
   }
+  BeatAnalysis analysis(sim.analysis, m, *cavity[lv]);
 
   // --- activation ---
   const Eigen::VectorXd& t_rel = setup.activation_time;
@@ -110,7 +208,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   const activation::Twitch twitch(sim.activation.twitch);
   Eigen::VectorXd Ta = Eigen::VectorXd::Zero(n_el);
 
-  // --- time step ---
+  // --- state: fresh, or from the checkpoint ---
   mechanics::NodeState s = sys.rest_state();
   const double t_end = sim.first_onset + sim.beats * sim.period;
   const auto estimate_dt = [&]() {
@@ -118,12 +216,23 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
                       : sim.dt_safety * mechanics::stable_time_step(mechanics::estimate_max_frequency(sys, s.x),
                                                                      sys.internal().max_damping_time());
   };
-  double dt = estimate_dt();
+  const fs::path checkpoint = outdir / "checkpoint.bin";
+  LoopState L;
+  if (options.resume) {
+    read_checkpoint(checkpoint, options.config_hash, L, s, cycles, analysis);
+    if (log) *log << "resumed from " << checkpoint.string() << " at t = " << L.t << " ms (step " << L.steps << ")" << std::endl;
+  } else {
+    L.dt = estimate_dt();
+    L.previous_phase = cycles.empty() ? 0 : std::int64_t(cycles[0].phase());
+    L.next_checkpoint = sim.checkpoint_interval;
+    fs::remove(checkpoint);
+  }
+  double& t = L.t;
+  double& dt = L.dt;
   if (log) *log << "beat: " << sim.beats << " beats to t = " << t_end << " ms, dt = " << dt << " ms" << std::endl;
 
   // --- outputs as we go ---
   fs::create_directories(outdir / "frames");
-  std::vector<io::PvdFrame> frames;
   io::CsvTable series{{"time_ms"}, {}};
   for (const auto& c : sim.circulation)
     for (const char* col : {"_volume_mL", "_pressure_mmHg", "_phase"}) series.columns.push_back(c.name + col);
@@ -131,27 +240,23 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   const double tissue0 = m.volume.sum();
   Eigen::MatrixXd tact_field = t_rel.transpose(), label_field(1, n_el);
   for (Eigen::Index e = 0; e < n_el; ++e) label_field(0, e) = m.label[std::size_t(e)];
-  const auto write_frame = [&](double t) {
+  const auto write_frame = [&]() {
     char name[64];
-    std::snprintf(name, sizeof name, "frames/frame_%05zu.vtu", frames.size());
-    io::write_vtu(outdir / name, mesh, s.x, {{"velocity", s.v}},
-                  {{"activation_time", tact_field}, {"active_tension", Ta.transpose()}, {"label", label_field, true}});
-    frames.push_back({t, name});
-    io::write_pvd(outdir / "series.pvd", frames);
+    std::snprintf(name, sizeof name, "frames/frame_%05zu.vtu", L.frames.size());
+    std::vector<io::Field> cells{{"activation_time", tact_field}, {"active_tension", Ta.transpose()}, {"label", label_field, true}};
+    for (auto& f : analysis.frame_fields(s.x)) cells.push_back(std::move(f));
+    io::write_vtu(outdir / name, mesh, s.x, {{"velocity", s.v}}, cells);
+    L.frames.push_back({t, name});
+    io::write_pvd(outdir / "series.pvd", L.frames);
+    series.rows = L.rows;
     io::write_csv(outdir / "timeseries.csv", series);
+    io::write_csv(outdir / "regional_strain.csv", analysis.regional_table());
   };
-
-  // Per beat: fibre stretch and wall thickness at end-diastole and end-systole (first cavity).
-  Eigen::VectorXd lambda_ed, lambda_es;
-  double thickness_ed = 0, thickness_es = 0, max_tissue_change = 0;
-  circulation::Phase previous_phase = cycles.empty() ? circulation::Phase::filling : cycles[0].phase();
 
   std::vector<double> impulse(cycles.size());
   std::vector<circulation::CoupledResult> coupled(cycles.size());
   std::vector<CavityCommand> cmd(cycles.size());
-  double t = 0, next_frame = 0, next_row = 0, next_dt_check = 50;
   double velocity_decay = sim.damping_time > 0 ? std::exp(-dt / sim.damping_time) : 1.0;
-  long steps = 0;
   const auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) {
     sys.forces(x, v, 1.0, f);
     for (std::size_t c = 0; c < cycles.size(); ++c)
@@ -169,6 +274,11 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
                                                             cmd[c].volume_mL, dt, x, &v);
     }
   };
+  const auto segment_start = std::chrono::steady_clock::now();
+  const auto compute_s = [&]() {
+    return L.compute_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - segment_start).count();
+  };
+  Progress progress("beat", t_end, log, options.progress_bar);
   while (t < t_end - 1e-9) {
     twitch.active_tension(t_act, t, Ta);
     guccione.set_active_tension(std::vector<double>(Ta.data(), Ta.data() + n_el));
@@ -176,7 +286,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
       cmd[c] = cycles[c].command(t);
       impulse[c] = 0;
     }
-    if (t >= next_row - 1e-9) {
+    if (t >= L.next_row - 1e-9) {
       std::vector<std::string> row{io::CsvTable::number(t)};
       for (const auto& cy : cycles) {
         row.push_back(io::CsvTable::number(cy.volume_mL()));
@@ -184,20 +294,38 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
         row.emplace_back(circulation::phase_name(cy.phase()));
       }
       const double tissue = mechanics::element_volumes(mesh, s.x).sum();
-      max_tissue_change = std::max(max_tissue_change, std::abs(tissue - tissue0) / tissue0);
+      L.max_tissue_change = std::max(L.max_tissue_change, std::abs(tissue - tissue0) / tissue0);
       row.push_back(io::CsvTable::number(tissue / 1000.0));
-      series.add_row(row);
-      next_row += 1.0;
+      L.rows.push_back(std::move(row));
+      L.next_row += 1.0;
     }
-    if (t >= next_frame - 1e-9) {
-      write_frame(t);
-      next_frame += sim.output_interval;
+    if (t >= L.next_sample - 1e-9) {
+      analysis.sample(t, s.x);
+      L.next_sample += sim.analysis.interval;
+    }
+    if (t >= L.next_frame - 1e-9) {
+      write_frame();
+      L.next_frame += sim.output_interval;
+    }
+    // Checkpoint at the top of the loop, after this time's outputs: a resumed run starts here.
+    if (const int sig = interrupt_signal()) {
+      progress.finish();
+      L.compute_s = compute_s();
+      write_checkpoint(checkpoint, options.config_hash, L, s, cycles, analysis);
+      throw Interrupted(sig, "stopped by signal " + std::to_string(sig) + " at t = " + std::to_string(t) +
+                                 " ms; checkpoint written to " + checkpoint.string() + " (resume with: cardiac run --resume " +
+                                 outdir.string() + ")");
+    }
+    if (sim.checkpoint_interval > 0 && t >= L.next_checkpoint - 1e-9) {
+      L.next_checkpoint += sim.checkpoint_interval;
+      L.compute_s = compute_s();
+      write_checkpoint(checkpoint, options.config_hash, L, s, cycles, analysis);
     }
     mechanics::step(mechanics::Scheme::semi_implicit_euler, s, t, dt, forces, project);
     if (sim.damping_time > 0) s.v *= velocity_decay;  // mass-proportional damping, exact decay over dt
     t += dt;
-    ++steps;
-    if (steps % 100 == 0) mechanics::check_state(sys, mesh, s, dt, steps, t);
+    ++L.steps;
+    if (L.steps % 100 == 0) mechanics::check_state(sys, mesh, s, dt, L.steps, t);
     for (std::size_t c = 0; c < cycles.size(); ++c) {
       const double V = circulation::cavity_volume_mm3(*cavity[c], s.x) / 1000.0;
       double p = cmd[c].pressure_mmHg;
@@ -205,32 +333,40 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
       if (cmd[c].mode == CavityCommand::Mode::windkessel) p = coupled[c].pressure_mmHg;
       cycles[c].update(t, V, p);
     }
-    if (!cycles.empty() && cycles[0].phase() != previous_phase) {
+    if (!cycles.empty() && std::int64_t(cycles[lv].phase()) != L.previous_phase) {
       using circulation::Phase;
-      if (cycles[0].phase() == Phase::isovolumic_contraction) {
-        lambda_ed = fibre_stretch(guccione, mesh, s.x);
-        thickness_ed = wall_thickness(m, s.x);
+      const auto& cy = cycles[lv];
+      if (cy.phase() == Phase::isovolumic_contraction) {
+        L.lambda_ed = fibre_stretch(guccione, mesh, s.x);
+        L.thickness_ed = wall_thickness(m, s.x);
+        analysis.end_diastole(t, s.x);
       }
-      if (previous_phase == Phase::ejection) {
-        lambda_es = fibre_stretch(guccione, mesh, s.x);
-        thickness_es = wall_thickness(m, s.x);
+      if (L.previous_phase == std::int64_t(Phase::ejection)) {
+        L.lambda_es = fibre_stretch(guccione, mesh, s.x);
+        L.thickness_es = wall_thickness(m, s.x);
       }
       if (log) {
+        progress.finish();
         std::ostringstream line;
-        line << std::fixed << "t = " << std::setprecision(1) << t << " ms: " << cycles[0].name() << " "
-             << circulation::phase_name(cycles[0].phase()) << ", V = " << std::setprecision(3) << cycles[0].volume_mL()
-             << " mL, p = " << std::setprecision(1) << cycles[0].pressure_mmHg() << " mmHg";
+        line << std::fixed << "t = " << std::setprecision(1) << t << " ms: " << cy.name() << " "
+             << circulation::phase_name(cy.phase()) << ", V = " << std::setprecision(3) << cy.volume_mL()
+             << " mL, p = " << std::setprecision(1) << cy.pressure_mmHg() << " mmHg";
         *log << line.str() << std::endl;
       }
-      previous_phase = cycles[0].phase();
+      L.previous_phase = std::int64_t(cy.phase());
     }
-    if (t >= next_dt_check && sim.dt == 0) {  // stiffening law: re-estimate the stable step every 50 ms
+    if (t >= L.next_dt_check && sim.dt == 0) {  // stiffening law: re-estimate the stable step every 50 ms
       dt = std::min(dt, estimate_dt());
       velocity_decay = sim.damping_time > 0 ? std::exp(-dt / sim.damping_time) : 1.0;
-      next_dt_check += 50;
+      L.next_dt_check += 50;
+    }
+    if (L.steps % 64 == 0) {
+      const int beat = cycles.empty() ? 0 : cycles[lv].beat_index();
+      progress.update(t, "beat " + std::to_string(std::max(beat, 0)) + "/" + std::to_string(sim.beats));
     }
   }
-  write_frame(t);
+  progress.finish();
+  write_frame();
 
   // --- summary ---
   BeatRunResult out;
@@ -248,23 +384,35 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
                         {"EF", last.is_null() ? json(nullptr) : last["EF"]},
                         {"converged", cy.converged()}});
   }
-  json heart = {{"max_tissue_volume_change_percent", 100 * max_tissue_change}};
-  if (lambda_ed.size() && lambda_es.size()) {
-    heart["fibre_shortening_end_systole"] = (lambda_es.array() / lambda_ed.array()).mean() - 1.0;
-    heart["wall_thickening"] = thickness_es / thickness_ed - 1.0;
-    heart["wall_thickness_ed_mm"] = thickness_ed;
-    heart["wall_thickness_es_mm"] = thickness_es;
+  const double tissue_end = mechanics::element_volumes(mesh, s.x).sum();
+  json heart = {{"max_tissue_volume_change_percent", 100 * L.max_tissue_change},
+                {"tissue_volume_drift_percent", 100 * (tissue_end - tissue0) / tissue0}};
+  if (L.lambda_ed.size() && L.lambda_es.size()) {
+    heart["fibre_shortening_end_systole"] = (L.lambda_es.array() / L.lambda_ed.array()).mean() - 1.0;
+    heart["wall_thickening"] = L.thickness_es / L.thickness_ed - 1.0;
+    heart["wall_thickness_ed_mm"] = L.thickness_ed;
+    heart["wall_thickness_es_mm"] = L.thickness_es;
   }
+  // Peak strains over the last complete beat of the LV (onset to onset), else over the whole run.
+  double window_begin = 0, window_end = t + 1;
+  if (!cycles.empty() && !cycles[lv].beats().empty()) {
+    window_begin = cycles[lv].beats().back().onset_ms;
+    window_end = window_begin + sim.period;
+  }
+  json strain = analysis.peaks(window_begin, window_end);
+  strain["lv_cavity"] = sim.analysis.lv_cavity;
   out.summary = {{"mode", "beat"},
                  {"element_count", n_el},
                  {"node_count", mesh.n_nodes()},
-                 {"steps", steps},
+                 {"steps", L.steps},
                  {"dt_ms", dt},
                  {"t_end_ms", t},
                  {"cavities", cavities},
                  {"heart", heart},
-                 {"frames", frames.size()},
-                 {"simulate_time_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count()}};
+                 {"analysis", {{"peak_strain", strain}}},
+                 {"frames", L.frames.size()},
+                 {"resumed", options.resume},
+                 {"simulate_time_s", options.resume ? compute_s() : std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count()}};
   out.activation_time = t_rel;
   out.active_tension = Ta;
   out.state = std::move(s);

@@ -34,8 +34,17 @@ struct BeatRunResult {
   nlohmann::json summary;
 };
 
+struct BeatRunOptions {
+  std::string config_hash;   ///< identifies the config in checkpoints (a resume must match it)
+  bool resume = false;       ///< continue from OUTDIR/checkpoint.bin
+  bool progress_bar = false; ///< draw a progress bar on stderr (a terminal); else log lines
+};
+
+/// The time loop. Writes OUTDIR/checkpoint.bin every sim.checkpoint_interval of simulated time and,
+/// when SIGTERM/SIGINT arrives (core/interrupt.hpp), writes it and throws cardio::Interrupted. A run
+/// resumed from a checkpoint continues bit for bit (same numbers as an uninterrupted run).
 BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, BeatSetup setup,
-                             const std::filesystem::path& outdir, std::ostream* log);
+                             const std::filesystem::path& outdir, std::ostream* log, const BeatRunOptions& options);
 
 /// prepare_heart_beat + run_heart_beat.
 BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,

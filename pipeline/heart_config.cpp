@@ -1,5 +1,6 @@
 #include "heart_config.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "cardio/core/error.hpp"
@@ -168,9 +169,10 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
     h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));
     h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
-    for (const char* k : {"first_onset", "period", "beats", "dt", "dt_safety", "output_interval", "damping_time", "mass_scaling"})
+    for (const char* k : {"first_onset", "period", "beats", "dt", "dt_safety", "output_interval", "damping_time", "mass_scaling",
+                          "checkpoint_interval"})
       sim.reject_if_present(k, "used with mode: beat only");
-    for (const char* k : {"activation", "circulation"}) root.reject_if_present(k, "used with simulation.mode: beat only");
+    for (const char* k : {"activation", "circulation", "analysis"}) root.reject_if_present(k, "used with simulation.mode: beat only");
   } else {
     for (const char* k : {"load_steps", "residual_tol", "max_iterations"})
       sim.reject_if_present(k, "used with mode: quasi_static only");
@@ -185,6 +187,19 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
     h.activation = parse_activation(root.child("activation"), h.period, base);
     h.circulation = parse_circulation(root.child("circulation"), h);
+    h.checkpoint_interval = sim.quantity("checkpoint_interval", Dimension::time, 100.0, Range::non_negative());
+    const Node an = root.child_or_empty("analysis");
+    h.analysis.reference = an.choice("reference", {"rest", "end_diastole"}, "rest");
+    h.analysis.lv_cavity = an.text("lv_cavity", h.circulation.front().name);
+    if (std::none_of(h.circulation.begin(), h.circulation.end(), [&](const auto& c) { return c.name == h.analysis.lv_cavity; }))
+      an.fail("lv_cavity", "expected the name of a cavity in circulation.cavities");
+    for (long l : an.integers("lv_labels", std::vector<long>{}, 0, 2147483647L)) h.analysis.lv_labels.push_back(static_cast<std::int32_t>(l));
+    if (an.has("anterior_direction")) {
+      const Eigen::Vector3d d = an.vec3("anterior_direction", Dimension::dimensionless, std::nullopt);
+      if (!(d.norm() > 0)) an.fail("anterior_direction", "expected a non-zero direction");
+      h.analysis.anterior_direction = d.normalized();
+    }
+    h.analysis.interval = an.quantity("interval", Dimension::time, 5.0, Range::positive());
     if (h.active_tension > 0)
       root.child("active").fail("tension", "in beat mode the tension follows activation.twitch.peak_tension");
   }

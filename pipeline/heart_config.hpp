@@ -74,6 +74,15 @@ struct CavityCirculation {
   circulation::WindkesselParams windkessel;
 };
 
+/// Strain analysis of a beating run (docs/analysis.md).
+struct AnalysisParams {
+  std::string reference = "rest";        ///< rest | end_diastole (clinical strain)
+  std::string lv_cavity;                 ///< cavity defining the long axis and AHA; empty: the first
+  std::vector<std::int32_t> lv_labels;   ///< myocardium labels of the LV; empty: every element
+  std::optional<Eigen::Vector3d> anterior_direction;  ///< axis -> anterior RV insertion; default: from the RV, else +y
+  double interval = 5;                   ///< [ms] between regional samples
+};
+
 struct HeartSimulation {
   GuccioneParams material;
   double active_tension = 0;             ///< Ta [kPa] (quasi-static: reached at the last load step)
@@ -85,6 +94,8 @@ struct HeartSimulation {
   // beat mode
   ActivationParams activation;
   std::vector<CavityCirculation> circulation;
+  AnalysisParams analysis;
+  double checkpoint_interval = 100;      ///< [ms] simulated time between checkpoints; 0 = none
   double first_onset = 200;              ///< [ms] first contraction onset
   double period = 800;                   ///< [ms] beat period
   int beats = 2;                         ///< simulated beats (t_end = first_onset + beats * period)

@@ -19,18 +19,23 @@
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/binary.hpp"
 #include "cardio/core/error.hpp"
+#include "cardio/core/interrupt.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/io/json.hpp"
 #include "cardio/io/vtu.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/phantoms/phantoms.hpp"
+#include "batch.hpp"
 #include "experiments.hpp"
+#include "figures.hpp"
 #include "heart_config.hpp"
 #include "heart_beat.hpp"
 #include "heart_run.hpp"
+#include "progress.hpp"
 #include "mesh_config.hpp"
 #include "mesh_stage.hpp"
 #include "run_config.hpp"
+#include "stage_cache.hpp"
 
 namespace fs = std::filesystem;
 using namespace cardio;
@@ -49,11 +54,15 @@ const char* kHelp = R"(cardiac - image-based cardiac mass-spring simulation (ver
 
 Usage:
   cardiac run CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
+  cardiac run --resume OUTDIR [--threads N]
   cardiac validate CONFIG.yaml [--set KEY.PATH=VALUE]...
   cardiac mesh CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
+  cardiac batch MANIFEST.yaml -o BATCH_DIR [--executor local|slurm] [-j N] [--submit] [--wait]
+  cardiac collect BATCH_DIR [--no-figures]
   cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
                   [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
   cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--seconds S] [--json FILE]
+  cardiac figures RUN_DIR
   cardiac --help | --version
 
 run       Validate CONFIG, write OUTDIR/config.resolved.yaml, solve, then write
@@ -66,14 +75,25 @@ mesh      Import the images or surface of a heart config, compute fibres and vox
 phantom   Write a synthetic heart as label and fibre images (labels, fibre, sheet):
           lv = the truncated-ellipsoid LV of Land et al. 2015, biv = a biventricular phantom.
           --rotate rotates the whole phantom (an oblique direction matrix).
+batch     Run a cohort (docs/cohorts.md): all cases of MANIFEST (a base config plus per-case
+          overrides and inputs) are checked first (problems listed per case, exit 2).
+          local: -j N parallel `cardiac run` processes into BATCH_DIR/<case>, results in
+          BATCH_DIR/batch.json. slurm: writes BATCH_DIR/batch.sbatch (a job array); --submit
+          runs sbatch, --wait waits for the array to end and checks every case.
+collect   Merge BATCH_DIR/*/summary.json into BATCH_DIR/cohort.csv (one row per case) and draw
+          cohort figures (scripts/figures/cohort_figures.py).
 bench     Time force evaluation + one Verlet step of Bourguignon-Cani blocks
           (default sizes 1e3,1e4,1e5,1e6 elements at 1 and 2 threads).
+figures   Draw RUN_DIR/figures/*.png + *.pdf (PV loops, regional strain, bull's-eyes, J, 3-D view)
+          with scripts/figures/run_figures.py and /usr/bin/python3 (docs/figures.md).
 
-Exit codes: 0 success; 1 the run failed; 2 bad usage or invalid config.
+Exit codes: 0 success; 1 the run failed; 2 bad usage or invalid config; 75 stopped by SIGTERM or
+SIGINT after writing OUTDIR/checkpoint.bin (continue with: cardiac run --resume OUTDIR).
 )";
 
 struct Args {
   std::string command;
+  bool resume = false;  ///< run --resume OUTDIR
   std::string config;
   std::string outdir;
   int threads = 0;
@@ -87,6 +107,10 @@ struct Args {
   std::string fibres = "land_benchmark";
   std::vector<double> rotate;
   std::string format = "nii.gz";
+  // batch, collect
+  std::string executor = "local";
+  int jobs = 1;
+  bool submit = false, wait = false, figures = true;
 };
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -134,6 +158,9 @@ Args parse_args(int argc, char** argv) {
       std::exit(0);
     } else if (s == "-o" || s == "--output") {
       a.outdir = value();
+    } else if (s == "--resume") {
+      a.resume = true;
+      a.outdir = value();
     } else if (s == "--threads") {
       a.thread_list = parse_list<int>(value(), "--threads");
     } else if (s == "--set") {
@@ -172,6 +199,20 @@ Args parse_args(int argc, char** argv) {
       a.format = value();
       if (a.format != "nii.gz" && a.format != "nii" && a.format != "mha" && a.format != "nrrd")
         usage_error("--format: expected nii.gz, nii, mha or nrrd, got '" + a.format + "'");
+    } else if (s == "--executor") {
+      a.executor = value();
+      if (a.executor != "local" && a.executor != "slurm")
+        usage_error("--executor: expected local or slurm, got '" + a.executor + "'");
+    } else if (s == "-j" || s == "--jobs") {
+      const auto j = parse_list<int>(value(), s);
+      if (j.size() != 1) usage_error(s + " takes one number");
+      a.jobs = j[0];
+    } else if (s == "--submit") {
+      a.submit = true;
+    } else if (s == "--wait") {
+      a.wait = true;
+    } else if (s == "--no-figures") {
+      a.figures = false;
     } else if (!s.empty() && s[0] == '-') {
       usage_error("unknown option " + s);
     } else if (a.command.empty()) {
@@ -182,11 +223,20 @@ Args parse_args(int argc, char** argv) {
       usage_error("unexpected argument " + s);
     }
   }
-  if (a.command != "run" && a.command != "validate" && a.command != "bench" && a.command != "mesh" &&
-      a.command != "phantom")
+  if (a.command != "run" && a.command != "validate" && a.command != "bench" && a.command != "mesh" && a.command != "batch" && a.command != "collect" &&
+      a.command != "phantom" && a.command != "figures")
     usage_error("unknown command '" + a.command + "'");
-  if ((a.command == "run" || a.command == "validate" || a.command == "mesh") && a.config.empty())
+  if (a.resume) {
+    if (a.command != "run") usage_error("--resume is an option of run");
+    if (!a.config.empty() || !a.overrides.empty())
+      usage_error("run --resume OUTDIR takes the config and overrides recorded in OUTDIR/invocation.json; give no CONFIG or --set");
+  } else if ((a.command == "run" || a.command == "validate" || a.command == "mesh") && a.config.empty()) {
     usage_error(a.command + " needs a CONFIG.yaml");
+  }
+  if (a.command == "figures" && a.config.empty()) usage_error("figures needs a RUN_DIR");
+  if (a.command == "batch" && a.config.empty()) usage_error("batch needs a MANIFEST.yaml");
+  if (a.command == "batch" && a.outdir.empty()) usage_error("batch needs -o BATCH_DIR");
+  if (a.command == "collect" && a.config.empty()) usage_error("collect needs a BATCH_DIR");
   if (a.command == "phantom") {
     if (a.config != "lv" && a.config != "biv") usage_error("phantom: expected lv or biv, got '" + a.config + "'");
     if (a.outdir.empty()) usage_error("phantom needs -o OUTDIR");
@@ -283,15 +333,33 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   std::vector<std::string> stale = kMeshOutputs;
   stale.insert(stale.end(), {"summary.json", "final.vtu"});
   stale.insert(stale.end(), {"series.pvd", "timeseries.csv"});
+  stale.insert(stale.end(), {"regional_strain.csv", "checkpoint.bin"});
   const std::string resolved = doc->resolved_yaml();
-  const fs::path out = prepare_outdir(a, cfg.mesh.name, resolved, stale);
-  fs::remove_all(out / "frames");
-  std::ofstream logfile(out / "run.log");
+  fs::path out;
+  if (a.resume) {
+    out = a.outdir;
+    if (fs::exists(out / "summary.json")) {
+      std::cout << out.string() << ": the run has finished (summary.json exists); nothing to resume\n";
+      return 0;
+    }
+    if (!fs::exists(out / "checkpoint.bin"))
+      throw UsageError(out.string() + ": no checkpoint.bin to resume from (the run stopped before its first checkpoint, or is not a beat run)");
+  } else {
+    out = prepare_outdir(a, cfg.mesh.name, resolved, stale);
+    fs::remove_all(out / "frames");
+    // What `cardiac run --resume OUTDIR` needs to rebuild this run: the config and its overrides.
+    write_file_atomic(out / "invocation.json",
+                      nlohmann::json{{"config", fs::absolute(a.config).string()}, {"overrides", a.overrides}, {"version", CARDIO_VERSION}}
+                          .dump(2));
+  }
+  std::ofstream logfile(out / "run.log", a.resume ? std::ios::app : std::ios::trunc);
   Tee tee(std::cout.rdbuf(), logfile.rdbuf());
   std::ostream log(&tee);
-  log << "cardiac " << CARDIO_VERSION << ": " << a.command << " " << a.config << " -> " << out.string() << "\n";
+  log << "cardiac " << CARDIO_VERSION << ": " << a.command << (a.resume ? " --resume " : " ") << a.config << " -> "
+      << out.string() << "\n";
+  install_interrupt_handlers();
   try {
-    const pipeline::MeshStageResult r = pipeline::run_mesh_stages(cfg.mesh, &log);
+    const pipeline::MeshStageResult r = pipeline::cached_mesh_stages(cfg.mesh, *doc, out, &log);
     // The beat's input checks (boundary selectors, pacing sites, activation image) come before any
     // output: a run that fails on its inputs leaves nothing that looks finished.
     std::optional<pipeline::BeatSetup> beat;
@@ -299,7 +367,11 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
     pipeline::write_mesh_outputs(out, r, cfg.mesh.write_surfaces);
     log << "wrote " << (out / "mesh.vtu").string() << " and " << (out / "mesh_report.json").string() << "\n";
     if (beat) {
-      pipeline::BeatRunResult h = pipeline::run_heart_beat(*cfg.simulation, r.mesh, std::move(*beat), out, &log);
+      pipeline::BeatRunOptions bo;
+      bo.config_hash = config_hash(resolved);
+      bo.progress_bar = pipeline::stderr_is_terminal();
+      bo.resume = a.resume;
+      pipeline::BeatRunResult h = pipeline::run_heart_beat(*cfg.simulation, r.mesh, std::move(*beat), out, &log, bo);
       Eigen::MatrixXd label(1, r.mesh.mesh.n_elements());
       for (Eigen::Index e = 0; e < label.cols(); ++e) label(0, e) = r.mesh.label[std::size_t(e)];
       io::write_vtu(out / "final.vtu", r.mesh.mesh, h.state.x, {{"velocity", h.state.v}},
@@ -307,6 +379,7 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
                      {"label", label, true}});
       finish_summary(h.summary, a, resolved);
       io::write_json(out / "summary.json", h.summary);
+      fs::remove(out / "checkpoint.bin");  // finished: summary.json marks it, nothing to resume
       for (const auto& c : h.summary["cavities"])
         log << c["name"].get<std::string>() << ": EDV " << c["EDV_mL"] << " mL, ESV " << c["ESV_mL"] << " mL, EF "
             << c["EF"] << "\n";
@@ -326,6 +399,10 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
     } else if (a.command == "run") {
       log << "this config has no simulation sections (material, loads): meshed only (see docs/config.md)\n";
     }
+  } catch (const Interrupted& e) {
+    log << "cardiac: " << e.what() << "\n";
+    std::cerr << "cardiac: " << e.what() << "\n";
+    return kExitInterrupted;
   } catch (const Error& e) {
     log << "cardiac: " << a.command << " failed: " << e.what() << "\n";
     std::cerr << "cardiac: " << a.command << " failed: " << e.what() << "\n";
@@ -334,7 +411,25 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   return 0;
 }
 
-int run(const Args& a) {
+/// The Args of the run that wrote OUTDIR (its invocation.json), for run --resume OUTDIR.
+Args resumed_args(const Args& a) {
+  const fs::path file = fs::path(a.outdir) / "invocation.json";
+  std::ifstream in(file);
+  if (!in) throw UsageError(file.string() + ": not found (run --resume needs a directory written by cardiac run)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+    Args b = a;
+    b.config = j.at("config").get<std::string>();
+    b.overrides = j.at("overrides").get<std::vector<std::string>>();
+    return b;
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(file.string() + ": damaged (" + e.what() + ")");
+  }
+}
+
+int run(const Args& given) {
+  const Args a = given.resume ? resumed_args(given) : given;
   std::shared_ptr<config::Document> doc;
   try {
     doc = config::Document::load_file(a.config);
@@ -344,6 +439,7 @@ int run(const Args& a) {
     return kExitUsage;
   }
   if (pipeline::is_heart_config(*doc)) return run_heart(a, doc);
+  if (a.resume) throw UsageError("--resume: " + a.outdir + " is not a heart run (only beat runs write checkpoints)");
   if (a.command == "mesh") {
     std::cerr << "cardiac: " << a.config << " has no geometry section: nothing to mesh (block experiments are run with `cardiac run`)\n";
     return kExitUsage;
@@ -381,18 +477,40 @@ int run(const Args& a) {
   return 0;
 }
 
+/// The checks of `cardiac validate` on a loaded config (overrides applied); also used by
+/// `cardiac batch` for every case of a manifest.
+void validate_document(config::Document& doc) {
+  if (pipeline::is_heart_config(doc)) {
+    const pipeline::HeartConfig cfg = pipeline::parse_heart_config(doc);
+    check_inputs(cfg.mesh);
+  } else {
+    pipeline::parse_run_config(doc);
+  }
+}
+
 int validate(const Args& a) {
   auto doc = config::Document::load_file(a.config);
   for (const auto& o : a.overrides) doc->set_override(o);
-  if (pipeline::is_heart_config(*doc)) {
-    const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
-    check_inputs(cfg.mesh);
-  } else {
-    pipeline::parse_run_config(*doc);
-  }
+  validate_document(*doc);
   std::cout << a.config << ": valid\n";
   return 0;
 }
+
+int batch_command(const Args& a) {
+  if (!a.overrides.empty()) throw UsageError("batch: --set does not apply (put overrides in the manifest's `set`)");
+  pipeline::batch::BatchOptions o;
+  o.manifest = a.config;
+  o.batch_dir = a.outdir;
+  o.executor = a.executor;
+  o.jobs = a.jobs;
+  o.submit = a.submit;
+  o.wait = a.wait;
+  o.validate = validate_document;
+  return pipeline::batch::run_batch(o, std::cout, std::cerr);
+}
+
+/// `cardiac figures RUN_DIR`: the figure script's exit status (1 when python/matplotlib is missing).
+int figures_command(const Args& a) { return figures::run_figure_script("run_figures.py", a.config, std::cout); }
 
 int phantom(const Args& a) {
   phantoms::PhantomSpec spec;
@@ -421,7 +539,10 @@ int main(int argc, char** argv) {
   const Args a = parse_args(argc, argv);
   try {
     if (a.command == "validate") return validate(a);
+    if (a.command == "batch") return batch_command(a);
+    if (a.command == "collect") return pipeline::batch::collect({a.config, a.figures}, std::cout, std::cerr);
     if (a.command == "phantom") return phantom(a);
+    if (a.command == "figures") return figures_command(a);
     if (a.command == "bench") {
       bench::BenchOptions o;
       if (!a.sizes.empty()) o.sizes = a.sizes;

@@ -183,4 +183,50 @@ bool BeatCycle::converged() const {
   return std::isfinite(c) && c < m_params.convergence_tolerance;
 }
 
+namespace {
+void save_stats(BinaryWriter& out, const BeatStats& b) {
+  out.i64(b.index);
+  for (double v : {b.onset_ms, b.ejection_start_ms, b.ejection_end_ms, b.edv_mL, b.esv_mL, b.sv_mL, b.ef,
+                   b.peak_pressure_mmHg, b.stroke_work_mmHg_mL})
+    out.f64(v);
+}
+BeatStats read_stats(BinaryReader& in) {
+  BeatStats b;
+  b.index = static_cast<int>(in.i64());
+  for (double* v : {&b.onset_ms, &b.ejection_start_ms, &b.ejection_end_ms, &b.edv_mL, &b.esv_mL, &b.sv_mL, &b.ef,
+                    &b.peak_pressure_mmHg, &b.stroke_work_mmHg_mL})
+    *v = in.f64();
+  return b;
+}
+}  // namespace
+
+void BeatCycle::save(BinaryWriter& out) const {
+  out.str(m_name);
+  out.i64(static_cast<std::int64_t>(m_phase));
+  for (double v : {m_t, m_volume, m_pressure, m_outflow, m_target, m_fill_start_t, m_fill_start_p, m_next_onset,
+                   m_wk.pressure()})
+    out.f64(v);
+  out.i64(m_had_outflow);
+  save_stats(out, m_current);
+  out.u64(m_beats.size());
+  for (const BeatStats& b : m_beats) save_stats(out, b);
+}
+
+void BeatCycle::restore(BinaryReader& in) {
+  const std::string name = in.str();
+  CARDIO_CHECK(name == m_name, "checkpoint holds cavity '" << name << "' where '" << m_name << "' was expected");
+  const std::int64_t phase = in.i64();
+  CARDIO_CHECK(phase >= 0 && phase <= 3, "checkpoint: cavity '" << m_name << "' has an unknown phase " << phase);
+  m_phase = static_cast<Phase>(phase);
+  for (double* v : {&m_t, &m_volume, &m_pressure, &m_outflow, &m_target, &m_fill_start_t, &m_fill_start_p, &m_next_onset})
+    *v = in.f64();
+  m_wk.set_pressure(in.f64());
+  m_had_outflow = in.i64() != 0;
+  m_current = read_stats(in);
+  const std::uint64_t n = in.u64();
+  CARDIO_CHECK(n < 1000000, "checkpoint: cavity '" << m_name << "' claims " << n << " beats");
+  m_beats.clear();
+  for (std::uint64_t k = 0; k < n; ++k) m_beats.push_back(read_stats(in));
+}
+
 }  // namespace cardio::circulation

@@ -210,5 +210,44 @@ TEST(BeatCycle, ParametersAreValidated) {
   EXPECT_THROW(BeatCycle("lv", params(), WindkesselParams{}, 0.0, -1.0), Error);
 }
 
+// A checkpoint mid-ejection restored into a fresh cycle continues bit for bit.
+TEST(BeatCycle, SaveAndRestoreContinueIdentically) {
+  BeatCycle a("lv", params(), WindkesselParams{}, 0.0, 100.0);
+  SyntheticHeart heart_a;
+  // Mid-ejection of the second beat: drive() steps t = 0..1099 and ends at t = 1100.
+  drive(a, heart_a, 1100);
+  ASSERT_EQ(a.phase(), Phase::ejection);
+  BinaryWriter w;
+  a.save(w);
+  BeatCycle b("lv", params(), WindkesselParams{}, 0.0, 100.0);
+  BinaryReader r(w.bytes(), "test checkpoint");
+  b.restore(r);
+  r.expect_end();
+  SyntheticHeart heart_b = heart_a;
+  for (int n = 0; n < 2000; ++n) {
+    const double t = 1100 + n;
+    const CavityCommand ca = a.command(t), cb = b.command(t);
+    ASSERT_EQ(ca.mode, cb.mode);
+    ASSERT_EQ(ca.pressure_mmHg, cb.pressure_mmHg);
+    ASSERT_EQ(ca.volume_mL, cb.volume_mL);
+    heart_a.step(ca);
+    heart_b.step(cb);
+    a.update(t + 1, heart_a.v, heart_a.p);
+    b.update(t + 1, heart_b.v, heart_b.p);
+  }
+  ASSERT_EQ(a.beats().size(), b.beats().size());
+  ASSERT_GE(a.beats().size(), 3u);
+  for (std::size_t k = 0; k < a.beats().size(); ++k) {
+    EXPECT_EQ(a.beats()[k].edv_mL, b.beats()[k].edv_mL);
+    EXPECT_EQ(a.beats()[k].stroke_work_mmHg_mL, b.beats()[k].stroke_work_mmHg_mL);
+    EXPECT_EQ(a.beats()[k].ejection_end_ms, b.beats()[k].ejection_end_ms);
+  }
+  EXPECT_EQ(a.windkessel().pressure(), b.windkessel().pressure());
+  // A checkpoint of another cavity is refused.
+  BeatCycle rv("rv", params(), WindkesselParams{}, 0.0, 100.0);
+  BinaryReader r2(w.bytes(), "test checkpoint");
+  EXPECT_THROW(rv.restore(r2), Error);
+}
+
 }  // namespace
 }  // namespace cardio::circulation

@@ -5,7 +5,7 @@
 namespace cardio {
 namespace {
 volatile std::sig_atomic_t g_signal = 0;  // async-signal-safe: written by the handler only
-extern "C" void on_signal(int sig) { g_signal = sig; }
+void on_signal(int sig) { g_signal = sig; }  // internal linkage: no clash with other handlers
 }  // namespace
 
 void install_interrupt_handlers() {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "cardio/circulation/windkessel.hpp"
+#include "cardio/core/binary.hpp"
 
 namespace cardio::circulation {
 
@@ -115,6 +116,11 @@ class BeatCycle {
   bool converged() const;
   /// Time of the next contraction onset [ms].
   double next_onset_ms() const { return m_next_onset; }
+
+  /// The dynamic state (phase, times, volumes, Windkessel pressure, beat statistics), for
+  /// checkpoints: restoring it into a cycle built with the same parameters continues bit for bit.
+  void save(BinaryWriter& out) const;
+  void restore(BinaryReader& in);
 
  private:
   void enter(Phase p, double t);
