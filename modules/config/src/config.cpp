@@ -147,18 +147,54 @@ void Document::set_override(const std::string& assignment) {
   std::vector<std::string> parts;
   std::stringstream ss(path);
   for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+  // A part may address an existing list item: "cavities[0]" (the item must exist; lists are
+  // not extended by overrides).
+  auto split_index = [&](const std::string& part, std::string& key) -> std::optional<std::size_t> {
+    key = part;
+    const auto lb = part.find('[');
+    if (lb == std::string::npos) return std::nullopt;
+    const std::string digits = part.substr(lb + 1, part.size() - lb - 2);
+    if (lb == 0 || part.back() != ']' || digits.empty() ||
+        !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }) || digits.size() > 6)
+      CARDIO_FAIL("--set '" << assignment << "': '" << part << "': expected KEY or KEY[INDEX]");
+    key = part.substr(0, lb);
+    return std::stoul(digits);
+  };
+  for (const auto& p : parts)
+    if (p.empty()) CARDIO_FAIL("--set '" << assignment << "': empty key in '" << path << "'");
   // yaml-cpp nodes are handles: walk with copies that alias the tree, then assign the leaf.
   std::vector<YAML::Node> chain{m_impl->root};
+  auto item = [&](const std::string& key, std::size_t idx) {
+    YAML::Node seq = chain.back()[key];
+    if (!seq.IsSequence())
+      CARDIO_FAIL("--set '" << assignment << "': '" << key << "' is not a list");
+    if (idx >= seq.size())
+      CARDIO_FAIL("--set '" << assignment << "': '" << key << "' has " << seq.size() << " item(s), no item " << idx);
+    return seq;
+  };
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    YAML::Node next = chain.back()[parts[i]];
-    if (!next.IsDefined() || next.IsNull()) {
-      chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
-      next = chain.back()[parts[i]];
+    std::string key;
+    const auto idx = split_index(parts[i], key);
+    YAML::Node next;
+    if (idx) {
+      next = item(key, *idx)[*idx];
+    } else {
+      next = chain.back()[key];
+      if (!next.IsDefined() || next.IsNull()) {
+        chain.back()[key] = YAML::Node(YAML::NodeType::Map);
+        next = chain.back()[key];
+      }
     }
     if (!next.IsMap()) CARDIO_FAIL("--set '" << assignment << "': '" << parts[i] << "' is not a map");
     chain.push_back(next);
   }
-  chain.back()[parts.back()] = value;
+  std::string leaf;
+  if (const auto idx = split_index(parts.back(), leaf)) {
+    YAML::Node seq = item(leaf, *idx);
+    seq[*idx] = value;
+  } else {
+    chain.back()[leaf] = value;
+  }
   m_impl->overrides[path] = assignment;
 }
 
@@ -457,6 +493,30 @@ std::string Node::choice(const std::string& key, const std::vector<std::string>&
   }
   record(key, value);
   return value;
+}
+
+std::vector<std::string> Node::keys(const std::string& key) const {
+  auto v = lookup(key);
+  std::vector<std::string> out;
+  if (!v) return out;
+  if (!v->IsMap()) fail(key, "expected a map of keys");
+  const std::string sub = key_path(key);
+  auto& known = m_doc->m_impl->known[sub];
+  for (const auto& kv : *v) {
+    const std::string k = kv.first.as<std::string>();
+    known.insert(k);
+    out.push_back(k);
+  }
+  return out;
+}
+
+std::string Node::yaml_text(const std::string& key) const {
+  auto v = lookup(key);
+  if (!v) fail_missing(key, "required key is missing");
+  if (v->IsMap()) fail(key, "expected a value or a list, not a map (write nested keys as one dotted key)");
+  YAML::Emitter em;
+  em << YAML::Flow << *v;
+  return em.c_str();
 }
 
 std::string Node::text(const std::string& key, std::optional<std::string> fallback) const {

@@ -419,6 +419,46 @@ TEST(ConfigTest, SetOverrideErrors) {
   EXPECT_HAS(error_of([&] { doc->set_override("a=[1, 2"); }), "cannot parse value");
 }
 
+TEST(ConfigTest, SetOverrideListItems) {
+  auto doc = load("c:\n  cavities:\n    - {name: lv, wk: {r: 1}}\n    - {name: rv, wk: {r: 2}}\nv: [1, 2, 3]\n");
+  doc->set_override("c.cavities[1].wk.r=7");  // a key inside a list item
+  doc->set_override("c.cavities[0].extra=x"); // a new key in an existing item
+  doc->set_override("v[2]=9");                // a list item itself
+  const Node root = doc->root();
+  const auto items = root.child("c").list("cavities");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].child("wk").integer("r", std::nullopt, 0, 10), 1);
+  EXPECT_EQ(items[1].child("wk").integer("r", std::nullopt, 0, 10), 7);
+  EXPECT_EQ(items[0].text("extra", std::nullopt), "x");
+  EXPECT_EQ(root.integers("v", std::nullopt, 0, 10), (std::vector<long>{1, 2, 9}));
+  // A range error in an item names the override, not a file position.
+  doc->set_override("c.cavities[0].wk.r=70");
+  const std::string e = error_of([&] { doc->root().child("c").list("cavities")[0].child("wk").integer("r", std::nullopt, 0, 10); });
+  EXPECT_HAS(e, "--set 'c.cavities[0].wk.r=70'");
+  // Errors: no such item, not a list, malformed index; lists are not extended.
+  EXPECT_HAS(error_of([&] { doc->set_override("c.cavities[2].wk.r=1"); }), "'cavities' has 2 item(s), no item 2");
+  EXPECT_HAS(error_of([&] { doc->set_override("c[0].x=1"); }), "'c' is not a list");
+  EXPECT_HAS(error_of([&] { doc->set_override("c.cavities[x].name=a"); }), "expected KEY or KEY[INDEX]");
+  EXPECT_HAS(error_of([&] { doc->set_override("c.cavities[].name=a"); }), "expected KEY or KEY[INDEX]");
+  EXPECT_HAS(error_of([&] { doc->set_override("a..b=1"); }), "empty key");
+}
+
+TEST(ConfigTest, KeysAndYamlTextOfDataMaps) {
+  auto doc = load("set:\n  geometry.voxel_size: 2 mm\n  v: [1, 2 mm, 3]\n  s: 'a: b'\nbad: {m: {x: 1}}\n");
+  const Node root = doc->root();
+  EXPECT_EQ(root.keys("set"), (std::vector<std::string>{"geometry.voxel_size", "v", "s"}));
+  const Node set = root.child("set");
+  EXPECT_EQ(set.yaml_text("geometry.voxel_size"), "2 mm");
+  EXPECT_EQ(set.yaml_text("v"), "[1, 2 mm, 3]");
+  // The text round-trips through set_override.
+  auto target = load("a: 1\n");
+  target->set_override("s=" + set.yaml_text("s"));
+  EXPECT_EQ(target->root().text("s", std::nullopt), "a: b");
+  EXPECT_TRUE(root.keys("absent").empty());
+  EXPECT_HAS(error_of([&] { root.child("bad").yaml_text("m"); }), "not a map");
+  EXPECT_HAS(error_of([&] { root.keys("set"), root.child("set").keys("v"); }), "expected a map of keys");
+}
+
 TEST(ConfigTest, OverriddenValuesAreStillChecked) {
   auto doc = load("material:\n  youngs_modulus: 10 kPa\n");
   doc->set_override("material.youngs_modulus=-1 kPa");

@@ -64,6 +64,12 @@ class Node {
   std::string choice(const std::string& key, const std::vector<std::string>& options,
                      std::optional<std::string> fallback) const;
   std::string text(const std::string& key, std::optional<std::string> fallback) const;
+  /// Keys of the sub-map `key` in file order (none if absent), all accepted as known; for maps
+  /// whose keys are data (e.g. a cohort manifest's `set: {key.path: value}`).
+  std::vector<std::string> keys(const std::string& key) const;
+  /// The value of `key` (a scalar or a list) as YAML flow text, e.g. `2 mm` or `[1, 2, 3]`,
+  /// such that Document::set_override("path=" + text) reproduces it. Maps are rejected.
+  std::string yaml_text(const std::string& key) const;
   /// A 3-vector [x, y, z] of quantities of one dimension.
   Eigen::Vector3d vec3(const std::string& key, units::Dimension dim,
                        std::optional<Eigen::Vector3d> fallback) const;
@@ -107,6 +113,7 @@ class Document : public std::enable_shared_from_this<Document> {
   const std::string& file_name() const { return m_file; }
 
   /// Apply "a.b.c=value" overrides before reading (values are YAML scalars or flow lists).
+  /// A part may name an existing list item: "circulation.cavities[0].name=lv", "a.b[2]=5".
   void set_override(const std::string& assignment);
 
   /// After all reads: throw on any key in the file that no read asked for, with a

@@ -1,0 +1,92 @@
+#pragma once
+/// @file batch.hpp
+/// Cohorts (docs/cohorts.md): a manifest of cases (a base config plus per-case overrides and
+/// input files), checked as a whole before anything runs; `cardiac batch` runs the cases locally
+/// in parallel worker processes or writes (and submits) a Slurm job array; `cardiac collect`
+/// merges the per-case summaries into cohort.csv.
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace cardio::config {
+class Document;
+}
+
+namespace cardio::pipeline::batch {
+
+/// Exit codes shared with the `cardiac` program.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+/// Exit code of `cardiac run` interrupted by SIGTERM/SIGINT after writing its checkpoint.
+inline constexpr int kExitInterrupted = 75;
+
+/// Per-task resources of the Slurm executor.
+struct Resources {
+  int cpus_per_task = 1;
+  long memory_mb = 2048;              ///< --mem in MiB ("2 GB" = 2048)
+  std::string time_limit = "01:00:00";  ///< Slurm time format
+  std::string partition;              ///< empty: the cluster's default
+};
+
+struct Case {
+  std::string name;
+  /// "key.path=value" overrides in order: the manifest's common `set`, the case's `set`, then its
+  /// `inputs` (as absolute paths).
+  std::vector<std::string> overrides;
+  /// The resolved config of the case (as `cardiac run` writes it to config.resolved.yaml).
+  std::string resolved;
+};
+
+struct Manifest {
+  std::filesystem::path file;         ///< absolute
+  std::filesystem::path base_config;  ///< absolute
+  std::string name;                   ///< job name (default: the manifest's file stem)
+  Resources resources;
+  std::vector<Case> cases;
+};
+
+/// The checks of `cardiac validate` applied to a loaded document (overrides already applied);
+/// throws cardio::Error. The `cardiac` program passes its own.
+using Validator = std::function<void(config::Document&)>;
+
+/// Read and check a manifest: its keys, the case names (unique, safe directory names), the case
+/// input files, and every case config (base + overrides) through `validate`. All problems are
+/// collected (one line each, naming the case); the manifest is usable only if `problems` is empty.
+struct ManifestCheck {
+  Manifest manifest;
+  std::vector<std::string> problems;
+};
+ManifestCheck load_manifest(const std::filesystem::path& file, const Validator& validate);
+
+/// Whether a case name can be used as a directory name under BATCH_DIR; if not, why.
+std::string unsafe_name_reason(const std::string& name);
+
+struct BatchOptions {
+  std::filesystem::path manifest;
+  std::filesystem::path batch_dir;
+  std::string executor = "local";  ///< local | slurm
+  int jobs = 1;                    ///< local: parallel worker processes
+  bool submit = false;             ///< slurm: run sbatch
+  bool wait = false;               ///< slurm: wait for the array to leave the queue
+  double poll_seconds = 1.0;       ///< slurm --wait: squeue polling interval
+  std::filesystem::path cardiac_exe;  ///< absolute path of `cardiac` (default: /proc/self/exe)
+  Validator validate;
+};
+/// `cardiac batch`: 0 all cases succeeded (or, for slurm without --wait, the script was
+/// written/submitted), 1 a case failed or was interrupted (or sbatch failed), 2 bad manifest.
+int run_batch(const BatchOptions& o, std::ostream& out, std::ostream& err);
+
+struct CollectOptions {
+  std::filesystem::path batch_dir;
+  bool figures = true;  ///< run scripts/figures/cohort_figures.py after writing cohort.csv
+};
+/// `cardiac collect`: writes BATCH_DIR/cohort.csv; 0 written, 2 not a batch directory.
+int collect(const CollectOptions& o, std::ostream& out, std::ostream& err);
+
+/// Quote `s` for a POSIX shell (single quotes).
+std::string shell_quote(const std::string& s);
+
+}  // namespace cardio::pipeline::batch

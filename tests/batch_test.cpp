@@ -1,0 +1,268 @@
+// Cohorts (docs/cohorts.md): `cardiac batch` manifest checks, the local executor with a failing
+// case, and `cardiac collect`. The Slurm executor is tested against a real cluster by
+// tests/batch_slurm_test.sh.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef CARDIAC_EXE
+#error "CARDIAC_EXE (path of the cardiac executable) must be defined"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+  double seconds = 0;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write(const fs::path& p, const std::string& s) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << s;
+}
+
+std::string q(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+#define EXPECT_HAS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "'" << (needle) << "' not in:\n" << (haystack)
+
+/// Split CSV text into rows of fields (RFC 4180 quoting).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
+      else if (c == '"') quoted = false;
+      else field += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(field), field.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(field), field.clear();
+      rows.emplace_back();
+    } else {
+      field += c;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+class BatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    m_dir = fs::temp_directory_path() / ("cardio_batch_test_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(m_dir);
+  }
+  Result cardiac(const std::string& args, const std::string& env = "CARDIAC_SCRIPTS_DIR=/nonexistent") {
+    const fs::path out = m_dir / "stdout.txt", err = m_dir / "stderr.txt";
+    const std::string cmd = "cd " + q(m_dir.string()) + " && env " + env + " " + q(CARDIAC_EXE) + " " + args + " >" +
+                            q(out.string()) + " 2>" + q(err.string());
+    const auto t0 = std::chrono::steady_clock::now();
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  fs::path m_dir;
+};
+
+const fs::path kSource = CARDIO_SOURCE_DIR;
+const fs::path kBase = kSource / "configs" / "lv_phantom.yaml";
+
+TEST_F(BatchTest, ManifestProblemsAreReportedPerCaseAndNothingIsCreated) {
+  write(m_dir / "data" / "labels.nii.gz", "not read: the phantom has no label input");
+  write(m_dir / "cohort.yaml",
+        "base_config: " + kBase.string() + "\n"
+        "set: {geometry.phantom.voxel_size: 2 mm, simulation.beats: 1}\n"
+        "cases:\n"
+        "  - name: good\n"
+        "  - name: no_input\n"
+        "    inputs: {geometry.labels: data/missing.nii.gz}\n"
+        "  - name: twice\n"
+        "  - name: twice\n"
+        "  - name: ../escape\n"
+        "  - name: negative_C\n"
+        "    set: {material.C: -2 kPa}\n"
+        "  - name: misspelt\n"
+        "    set: {material.bulk_modulos: 10 kPa}\n"
+        "  - name: not_a_list_item\n"
+        "    set:\n"  // (a key with [i] in a flow map {...} would need quotes)
+        "      circulation.cavities[3].windkessel.compliance: 1 mL/mmHg\n");
+  Result r = cardiac("batch cohort.yaml -o out -j 2");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(m_dir / "out")) << "nothing may be created for a bad manifest";
+  EXPECT_HAS(r.err, "6 problem(s); nothing was run or submitted");
+  EXPECT_HAS(r.err, "case 'no_input': input geometry.labels: " + (m_dir / "data" / "missing.nii.gz").string() +
+                        " does not exist");
+  EXPECT_HAS(r.err, "case 'twice': duplicate case name (cases[2] and cases[3])");
+  EXPECT_HAS(r.err, "case '../escape': not a safe directory name");
+  EXPECT_HAS(r.err, "case 'negative_C': invalid config: --set 'material.C=-2 kPa'");
+  EXPECT_HAS(r.err, "case 'misspelt': invalid config: --set 'material.bulk_modulos=10 kPa': unknown key "
+                    "'material.bulk_modulos'; did you mean 'bulk_modulus'?");
+  EXPECT_HAS(r.err, "case 'not_a_list_item': invalid config: --set");
+  EXPECT_HAS(r.err, "no item 3");
+  EXPECT_EQ(r.err.find("case 'good'"), std::string::npos) << r.err;
+
+  // A base config that fails validation: reported for every case, with its file position.
+  write(m_dir / "bad_base.yaml", slurp(kBase) + "typo_section: {a: 1}\n");
+  write(m_dir / "cohort2.yaml",
+        "base_config: bad_base.yaml\nresources: {memory: 2 GB, time_limit: '00:10:00'}\n"
+        "cases: [{name: a}, {name: b}]\n");
+  r = cardiac("batch cohort2.yaml -o out2 --executor slurm");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(m_dir / "out2"));
+  EXPECT_HAS(r.err, "case 'a': invalid config: " + (m_dir / "bad_base.yaml").string());
+  EXPECT_HAS(r.err, "case 'b': invalid config: " + (m_dir / "bad_base.yaml").string());
+  EXPECT_HAS(r.err, "unknown key 'typo_section'");
+
+  // Errors of the manifest itself: file:line:column and did-you-mean, bad resources.
+  write(m_dir / "cohort3.yaml",
+        "base_config: " + kBase.string() + "\nresources: {memory: lots, time_limit: '00:10:00'}\ncases: [{name: a}]\n");
+  r = cardiac("batch cohort3.yaml -o out3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_HAS(r.err, "cohort3.yaml:2:");
+  EXPECT_HAS(r.err, "resources.memory: expected an amount of memory like '2 GB'");
+  write(m_dir / "cohort4.yaml", "base_config: " + kBase.string() + "\ncasse: [{name: a}]\n");
+  r = cardiac("batch cohort4.yaml -o out4");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_HAS(r.err, "cases");
+  write(m_dir / "cohort5.yaml", "base_config: missing.yaml\ncases: [{name: a}]\n");
+  r = cardiac("batch cohort5.yaml -o out5");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_HAS(r.err, "base_config: ");
+  EXPECT_FALSE(fs::exists(m_dir / "out3") || fs::exists(m_dir / "out4") || fs::exists(m_dir / "out5"));
+
+  // The Slurm script of a valid manifest, without submitting.
+  r = cardiac("batch " + q((kSource / "configs" / "cohort_example.yaml").string()) + " -o sl --executor slurm");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::string sb = slurp(m_dir / "sl" / "batch.sbatch");
+  EXPECT_HAS(sb, "#SBATCH --array=0-2\n");
+  EXPECT_HAS(sb, "#SBATCH --cpus-per-task=1\n");
+  EXPECT_HAS(sb, "#SBATCH --mem=1024M\n");
+  EXPECT_HAS(sb, "#SBATCH --time=00:20:00\n");
+  EXPECT_HAS(sb, "#SBATCH --requeue\n");
+  EXPECT_HAS(sb, "run --resume");
+  EXPECT_HAS(sb, "OMP_NUM_THREADS");
+  EXPECT_HAS(sb, "'circulation.cavities[0].windkessel.peripheral_resistance=40 mmHg*s/mL'");
+  EXPECT_HAS(sb, std::string("CARDIAC=") + CARDIAC_EXE);
+  const int bash = std::system(("bash -n " + q((m_dir / "sl" / "batch.sbatch").string())).c_str());
+  EXPECT_EQ(bash, 0) << "batch.sbatch is not valid bash";
+  EXPECT_TRUE(fs::exists(m_dir / "sl" / "cases" / "baseline.sh"));
+}
+
+TEST_F(BatchTest, LocalCohortWithAFailingCaseAndCollect) {
+  // The example cohort plus a case that passes validation but fails when run (a pacing site
+  // outside the heart is found by the beat's input checks).
+  std::string manifest = slurp(kSource / "configs" / "cohort_example.yaml");
+  const std::string from = "base_config: lv_phantom.yaml";
+  ASSERT_NE(manifest.find(from), std::string::npos);
+  manifest.replace(manifest.find(from), from.size(), "base_config: " + kBase.string());
+  manifest +=
+      "  - name: bad_pacing\n"
+      "    set:\n"
+      "      activation.sites[0].point: [0 mm, 0 mm, 200 mm]\n";
+  write(m_dir / "cohort.yaml", manifest);
+  Result r = cardiac("batch cohort.yaml -o out -j 2");
+  std::cout << "local batch (4 cases, -j 2): " << r.seconds << " s\n" << r.out;
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_HAS(r.err, "bad_pacing: failed: exit code 1: ");
+  const nlohmann::json b = nlohmann::json::parse(slurp(m_dir / "out" / "batch.json"));
+  ASSERT_EQ(b["cases"].size(), 4u);
+  std::map<std::string, nlohmann::json> cases;
+  for (const auto& c : b["cases"]) cases[c["name"]] = c;
+  for (const char* n : {"baseline", "weak_contraction", "high_afterload"}) {
+    EXPECT_EQ(cases[n]["status"], "ok") << n << ": " << cases[n].dump();
+    EXPECT_EQ(cases[n]["exit_code"], 0);
+    EXPECT_GT(cases[n]["runtime_s"].get<double>(), 0);
+    EXPECT_TRUE(fs::exists(m_dir / "out" / n / "summary.json")) << n;
+    EXPECT_HAS(slurp(m_dir / "out" / n / "batch.log"), "=== cardiac batch");
+    EXPECT_TRUE(fs::exists(m_dir / "out" / "cases" / (std::string(n) + ".sh")));
+  }
+  EXPECT_EQ(cases["bad_pacing"]["status"], "failed");
+  EXPECT_EQ(cases["bad_pacing"]["exit_code"], 1);
+  EXPECT_HAS(cases["bad_pacing"]["reason"].get<std::string>(), "exit code 1: cardiac: run failed:");
+  EXPECT_EQ(b["jobs"], 2);
+  // The overrides reached the runs.
+  EXPECT_HAS(slurp(m_dir / "out" / "weak_contraction" / "config.resolved.yaml"), "peak_tension: 40 kPa");
+  EXPECT_HAS(slurp(m_dir / "out" / "high_afterload" / "config.resolved.yaml"), "peripheral_resistance: 5.33289");  // 40 mmHg*s/mL in kPa*ms/mm^3 (the base has 20)
+
+  // collect: one row per case, failed included; the figure script is absent here (a warning).
+  r = cardiac("collect out");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_HAS(r.err, "warning: no cohort figures");
+  const auto rows = parse_csv(slurp(m_dir / "out" / "cohort.csv"));
+  ASSERT_EQ(rows.size(), 5u);
+  const auto& h = rows[0];
+  auto col = [&](const std::string& name) {
+    const auto it = std::find(h.begin(), h.end(), name);
+    EXPECT_NE(it, h.end()) << name;
+    return static_cast<std::size_t>(it - h.begin());
+  };
+  for (const char* c : {"case", "status", "reason", "lv_EDV_mL", "lv_ESV_mL", "lv_SV_mL", "lv_EF",
+                        "max_tissue_volume_change_percent", "fibre_shortening_end_systole", "wall_thickening",
+                        "simulate_time_s", "peak_E_cc", "peak_E_ll", "peak_E_rr", "peak_E_ff"})
+    (void)col(c);
+  std::map<std::string, std::vector<std::string>> by_case;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), h.size()) << "row " << i;
+    by_case[rows[i][0]] = rows[i];
+  }
+  for (const char* n : {"baseline", "weak_contraction", "high_afterload"}) {
+    ASSERT_TRUE(by_case.count(n)) << n;
+    EXPECT_EQ(by_case[n][col("status")], "ok");
+    const double ef = std::stod(by_case[n][col("lv_EF")]);
+    EXPECT_GT(ef, 0.05) << n;
+    EXPECT_LT(ef, 0.95) << n;
+  }
+  EXPECT_LT(std::stod(by_case["weak_contraction"][col("lv_EF")]), std::stod(by_case["baseline"][col("lv_EF")]))
+      << "weaker contraction should eject less";
+  EXPECT_EQ(by_case["bad_pacing"][col("status")], "failed");
+  EXPECT_HAS(by_case["bad_pacing"][col("reason")], "exit code 1");
+  EXPECT_EQ(by_case["bad_pacing"][col("lv_EF")], "");
+
+  // Running the batch again: finished cases are kept, the failing one is run again.
+  r = cardiac("batch cohort.yaml -o out -j 2");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_HAS(r.out, "baseline: already finished");
+  const nlohmann::json b2 = nlohmann::json::parse(slurp(m_dir / "out" / "batch.json"));
+  for (const auto& c : b2["cases"]) EXPECT_EQ(c["reused"].get<bool>(), c["name"] != "bad_pacing") << c.dump();
+}
+
+}  // namespace
