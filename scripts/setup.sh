@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build pkg-config
           libeigen3-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev
           libvtk9-dev libinsighttoolkit5-dev zlib1g-dev
-          slurmctld slurmd slurm-client munge)  # Slurm: tests/slurm (docs/slurm.md)
+          slurmctld slurmd slurm-client munge   # Slurm: tests/slurm (docs/slurm.md)
+          python3-matplotlib python3-vtk9 xvfb xauth libgl1-mesa-dri)  # figures (docs/figures.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
