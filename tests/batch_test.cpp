@@ -2,10 +2,12 @@
 // case, and `cardiac collect`. The Slurm executor is tested against a real cluster by
 // tests/batch_slurm_test.sh.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -263,6 +265,51 @@ TEST_F(BatchTest, LocalCohortWithAFailingCaseAndCollect) {
   EXPECT_HAS(r.out, "baseline: already finished");
   const nlohmann::json b2 = nlohmann::json::parse(slurp(m_dir / "out" / "batch.json"));
   for (const auto& c : b2["cases"]) EXPECT_EQ(c["reused"].get<bool>(), c["name"] != "bad_pacing") << c.dump();
+}
+
+// Interrupting a batch (SIGTERM, as Slurm or a Ctrl-C would) leaves resumable cases; running the
+// batch again resumes them from their checkpoints (cardiac run --resume).
+TEST_F(BatchTest, InterruptedCasesAreResumed) {
+  write(m_dir / "cohort.yaml", "base_config: " + kBase.string() +
+                                   "\nset: {geometry.phantom.voxel_size: 2 mm, simulation.beats: 1}\n"
+                                   "cases: [{name: a}, {name: b, set: {activation.twitch.peak_tension: 50 kPa}}]\n");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::chdir(m_dir.c_str()) != 0) ::_exit(126);
+    if (!std::freopen("first.out", "w", stdout) || !std::freopen("first.out", "a", stderr)) ::_exit(126);
+    ::execl(CARDIAC_EXE, CARDIAC_EXE, "batch", "cohort.yaml", "-o", "out", "-j", "2", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait until both cases have written a checkpoint, then stop the batch as Slurm or kill would.
+  const auto t0 = std::chrono::steady_clock::now();
+  int status = 0;
+  while (!(fs::exists(m_dir / "out" / "a" / "checkpoint.bin") && fs::exists(m_dir / "out" / "b" / "checkpoint.bin"))) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > 120) ::kill(pid, SIGKILL);
+    ASSERT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "the batch ended before it could be interrupted:\n"
+                                                   << slurp(m_dir / "first.out");
+    ::usleep(100000);
+  }
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << slurp(m_dir / "first.out");
+  nlohmann::json b = nlohmann::json::parse(slurp(m_dir / "out" / "batch.json"));
+  for (const auto& c : b["cases"]) {
+    EXPECT_EQ(c["status"], "interrupted") << c.dump();
+    EXPECT_EQ(c["exit_code"], 75) << c.dump();
+    EXPECT_HAS(c["reason"].get<std::string>(), "resumable");
+  }
+  const Result r = cardiac("batch cohort.yaml -o out -j 2");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_HAS(r.out, "start a (resuming from its checkpoint)");
+  b = nlohmann::json::parse(slurp(m_dir / "out" / "batch.json"));
+  for (const auto& c : b["cases"]) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_TRUE(c["resumed"].get<bool>()) << c.dump();
+    EXPECT_TRUE(fs::exists(m_dir / "out" / c["name"].get<std::string>() / "summary.json"));
+  }
+  EXPECT_HAS(slurp(m_dir / "out" / "b" / "batch.log"), "run --resume");
 }
 
 }  // namespace
