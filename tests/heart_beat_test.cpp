@@ -13,7 +13,10 @@
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkUnstructuredGrid.h>
+#include <vtkXMLDataElement.h>
+#include <vtkXMLDataParser.h>
 #include <vtkXMLUnstructuredGridReader.h>
+#include <vtkDataArray.h>
 
 #include "cardio/config/config.hpp"
 #include "heart_beat.hpp"
@@ -84,6 +87,56 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   EXPECT_EQ(g->GetNumberOfCells(), mesh.mesh.mesh.n_elements());
   for (const char* p : {"displacement", "velocity"}) EXPECT_NE(g->GetPointData()->GetArray(p), nullptr) << p;
   for (const char* c : {"activation_time", "active_tension", "label"}) EXPECT_NE(g->GetCellData()->GetArray(c), nullptr) << c;
+
+  // Strain analysis (issue 5): every frame listed in series.pvd reads back with VTK and carries the
+  // strain fields; regional_strain.csv and the peak strains of the summary.
+  vtkNew<vtkXMLDataParser> pvd;
+  pvd->SetFileName((out / "series.pvd").c_str());
+  ASSERT_EQ(pvd->Parse(), 1) << "series.pvd is not valid XML";
+  vtkXMLDataElement* collection = pvd->GetRootElement()->FindNestedElementWithName("Collection");
+  ASSERT_NE(collection, nullptr);
+  ASSERT_GT(collection->GetNumberOfNestedElements(), 100);
+  double last_time = -1;
+  for (int i = 0; i < collection->GetNumberOfNestedElements(); ++i) {
+    vtkXMLDataElement* ds = collection->GetNestedElement(i);
+    const double time = std::stod(ds->GetAttribute("timestep"));
+    EXPECT_GT(time, last_time);
+    last_time = time;
+    vtkNew<vtkXMLUnstructuredGridReader> fr;
+    fr->SetFileName((out / ds->GetAttribute("file")).c_str());
+    fr->Update();
+    vtkUnstructuredGrid* fg = fr->GetOutput();
+    ASSERT_EQ(fg->GetNumberOfCells(), mesh.mesh.mesh.n_elements()) << ds->GetAttribute("file");
+    for (const char* c : {"E_ff", "E_cc", "E_rr", "E_ll", "J", "aha_segment"}) {
+      vtkDataArray* a = fg->GetCellData()->GetArray(c);
+      ASSERT_NE(a, nullptr) << c << " in " << ds->GetAttribute("file");
+      EXPECT_EQ(a->GetNumberOfComponents(), 1);
+    }
+    ASSERT_NE(fg->GetCellData()->GetArray("E"), nullptr);
+    EXPECT_EQ(fg->GetCellData()->GetArray("E")->GetNumberOfComponents(), 9);
+    vtkDataArray* seg = fg->GetCellData()->GetArray("aha_segment");
+    double range[2];
+    seg->GetRange(range);
+    EXPECT_EQ(range[0], 1);  // the LV phantom is all LV
+    EXPECT_EQ(range[1], 17);
+  }
+  const auto regional = read_csv(out / "regional_strain.csv");
+  ASSERT_GT(regional.size(), 18u * 100);
+  EXPECT_EQ(regional[0], (std::vector<std::string>{"time_ms", "segment", "E_cc", "E_ll", "E_rr", "E_ff"}));
+  EXPECT_EQ((regional.size() - 1) % 18, 0u) << "18 rows (whole LV + 17 segments) per sample time";
+  const auto& peak = r.summary["analysis"]["peak_strain"];
+  EXPECT_EQ(peak["reference"], "end_diastole");
+  // Relative to end-diastole, systole shortens the LV circumferentially, longitudinally and along the
+  // fibres and thickens it radially (the signs of clinical strain), in every segment.
+  EXPECT_LT(peak["global"]["E_cc"].get<double>(), -0.05);
+  EXPECT_LT(peak["global"]["E_ll"].get<double>(), -0.05);
+  EXPECT_LT(peak["global"]["E_ff"].get<double>(), -0.05);
+  EXPECT_GT(peak["global"]["E_rr"].get<double>(), 0.05);
+  ASSERT_EQ(peak["segments"].size(), 17u);
+  for (const auto& sgm : peak["segments"]) {
+    EXPECT_LT(sgm["E_cc"].get<double>(), 0) << sgm.dump();
+    EXPECT_LT(sgm["E_ll"].get<double>(), 0) << sgm.dump();
+  }
   fs::remove_all(out);
 }
 
