@@ -53,8 +53,8 @@ struct UsageError : std::runtime_error {
 const char* kHelp = R"(cardiac - image-based cardiac mass-spring simulation (version )" CARDIO_VERSION R"()
 
 Usage:
-  cardiac run CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
-  cardiac run --resume OUTDIR [--threads N]
+  cardiac run CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]... [--no-figures]
+  cardiac run --resume OUTDIR [--threads N] [--no-figures]
   cardiac validate CONFIG.yaml [--set KEY.PATH=VALUE]...
   cardiac mesh CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
   cardiac batch MANIFEST.yaml -o BATCH_DIR [--executor local|slurm] [-j N] [--submit] [--wait]
@@ -384,6 +384,12 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
         log << c["name"].get<std::string>() << ": EDV " << c["EDV_mL"] << " mL, ESV " << c["ESV_mL"] << " mL, EF "
             << c["EF"] << "\n";
       log << "wrote " << (out / "summary.json").string() << "\n";
+      if (a.figures && cfg.mesh.draw_figures) {
+        // The figures read the finished outputs; their failure does not undo the results.
+        if (figures::run_figure_script("run_figures.py", out, log) != 0)
+          log << "cardiac: warning: the figures were not (all) drawn (see above); the results are complete. "
+                 "Retry with: cardiac figures " << out.string() << "\n";
+      }
     } else if (simulate) {
       pipeline::HeartRunResult h = pipeline::run_heart_simulation(*cfg.simulation, r.mesh, &log);
       Eigen::MatrixXd ta(1, r.mesh.mesh.n_elements());

@@ -218,6 +218,7 @@ MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown) {
   c.fibres = parse_fibres(root.child_or_empty("fibres"), c.geometry.source, base);
   c.density = root.child_or_empty("tissue").quantity("density", Dimension::density, 1.06, Range::positive());
   c.write_surfaces = root.child_or_empty("output").boolean("surfaces", true);
+  c.draw_figures = root.child_or_empty("output").boolean("figures", true);
   if (check_unknown) doc.check_no_unknown_keys();
   return c;
 }

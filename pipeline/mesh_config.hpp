@@ -83,6 +83,7 @@ struct MeshConfig {
   FibreParams fibres;
   double density = 1.06;               ///< [mg/mm^3]
   bool write_surfaces = true;
+  bool draw_figures = true;  ///< beat runs: `cardiac figures OUTDIR` at the end (output.figures)
 };
 
 /// True if the document describes an image-based heart (has a `geometry` section).

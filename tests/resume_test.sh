@@ -12,7 +12,7 @@ DIR=$(mktemp -d /tmp/cardio_resume_XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
-ARGS=(--set "geometry.phantom.voxel_size=2 mm" --set simulation.beats=1 --set "simulation.checkpoint_interval=40 ms")
+ARGS=(--set "geometry.phantom.voxel_size=2 mm" --set simulation.beats=1 --set "simulation.checkpoint_interval=40 ms" --no-figures)
 CFG="$SRC/configs/lv_phantom.yaml"
 
 start=$(date +%s%N)
@@ -70,7 +70,7 @@ else
   [ -f term/checkpoint.bin ] || fail "SIGTERM: no checkpoint written"
   [ -f term/summary.json ] && fail "SIGTERM: an interrupted run must not leave summary.json"
   grep -q "resume with: cardiac run --resume" term.log || fail "SIGTERM: the message does not say how to resume"
-  "$EXE" run --resume term --threads 2 > term_resume.log 2>&1 || { cat term_resume.log; fail "resume after SIGTERM"; }
+  "$EXE" run --resume term --threads 2 --no-figures > term_resume.log 2>&1 || { cat term_resume.log; fail "resume after SIGTERM"; }
   grep -q "resumed from" term_resume.log || fail "resume did not start from the checkpoint"
 fi
 compare term
@@ -87,7 +87,7 @@ echo "SIGKILL ${d} s after the first checkpoint: exit $?"
 if [ -f kill/summary.json ]; then
   echo "(the run finished before the signal)"
 else
-  "$EXE" run --resume kill --threads 1 > kill_resume.log 2>&1 || { cat kill_resume.log; fail "resume after SIGKILL"; }
+  "$EXE" run --resume kill --threads 1 --no-figures > kill_resume.log 2>&1 || { cat kill_resume.log; fail "resume after SIGKILL"; }
   grep "resumed from" kill_resume.log
 fi
 compare kill
