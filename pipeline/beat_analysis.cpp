@@ -45,6 +45,7 @@ BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMes
     : m_params(params), m_mesh(m.mesh) {
   analysis::AhaSpec spec;
   spec.axis = analysis::cardiac_axis(m.axis, lv, m.mesh.rest);
+  if (params.axis_point) spec.axis = {*params.axis_point, *params.axis_direction};  // analysis.long_axis
   const Eigen::Vector3d l = analysis::unit_axis_direction(spec.axis);
   spec.base_point = m.axis.base_point;
   spec.endocardial_apex = analysis::endocardial_apex(lv, m.mesh.rest, l);
@@ -55,6 +56,11 @@ BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMes
   m_ref_dirs = m_rest_dirs;
   m_ref = m.mesh.rest;
   m_weight = mechanics::element_volumes(m.mesh, m.mesh.rest);
+  m_labels = m.labels_used;
+  CARDIO_CHECK(m_labels.size() < 256, "more than 255 myocardium labels");
+  m_label_index.resize(m.label.size());
+  for (std::size_t e = 0; e < m.label.size(); ++e)
+    m_label_index[e] = std::uint8_t(std::lower_bound(m_labels.begin(), m_labels.end(), m.label[e]) - m_labels.begin());
 }
 
 analysis::ElementStrains BeatAnalysis::strains_now(const Eigen::Matrix3Xd& x) const {
@@ -92,6 +98,17 @@ void BeatAnalysis::sample(double t_ms, const Eigen::Matrix3Xd& x) {
       }
     smp.mean[0][k] = sw > 0 ? swv / sw : std::numeric_limits<double>::quiet_NaN();
   }
+  // Label regions: volume-weighted means per myocardium label (element order: deterministic).
+  const std::size_t nl = m_labels.size();
+  std::vector<double> sw(nl, 0.0), swv(nl * kStrains, 0.0);
+  for (Eigen::Index e = 0; e < m_weight.size(); ++e) {
+    const std::size_t l = m_label_index[std::size_t(e)];
+    sw[l] += m_weight[e];
+    for (int k = 0; k < kStrains; ++k) swv[l * kStrains + std::size_t(k)] += m_weight[e] * (*fields[k])[e];
+  }
+  smp.label_mean.resize(nl * kStrains);
+  for (std::size_t l = 0; l < nl; ++l)
+    for (int k = 0; k < kStrains; ++k) smp.label_mean[l * kStrains + std::size_t(k)] = swv[l * kStrains + std::size_t(k)] / sw[l];
   m_samples.push_back(smp);
 }
 
@@ -108,6 +125,17 @@ io::CsvTable BeatAnalysis::regional_table() const {
     for (int r = 0; r < kRegions; ++r) {
       std::vector<std::string> row{io::CsvTable::number(s.t), std::to_string(r)};
       for (int k = 0; k < kStrains; ++k) row.push_back(io::CsvTable::number(s.mean[r][k]));
+      t.add_row(std::move(row));
+    }
+  return t;
+}
+
+io::CsvTable BeatAnalysis::label_table() const {
+  io::CsvTable t{{"time_ms", "label", "E_cc", "E_ll", "E_rr", "E_ff"}, {}};
+  for (const Sample& s : m_samples)
+    for (std::size_t l = 0; l < m_labels.size(); ++l) {
+      std::vector<std::string> row{io::CsvTable::number(s.t), std::to_string(m_labels[l])};
+      for (int k = 0; k < kStrains; ++k) row.push_back(io::CsvTable::number(s.label_mean[l * kStrains + std::size_t(k)]));
       t.add_row(std::move(row));
     }
   return t;
@@ -149,6 +177,7 @@ void BeatAnalysis::save(BinaryWriter& out) const {
   for (const Sample& s : m_samples) {
     out.f64(s.t);
     out.raw(s.mean, sizeof s.mean);
+    out.f64s(s.label_mean.data(), s.label_mean.size());
   }
 }
 
@@ -162,6 +191,8 @@ void BeatAnalysis::restore(BinaryReader& in) {
   for (Sample& s : m_samples) {
     s.t = in.f64();
     in.raw(s.mean, sizeof s.mean);
+    s.label_mean.resize(m_labels.size() * kStrains);
+    in.f64s(s.label_mean.data(), s.label_mean.size());
   }
 }
 

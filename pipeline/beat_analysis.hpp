@@ -29,6 +29,8 @@ class BeatAnalysis {
   void end_diastole(double t_ms, const Eigen::Matrix3Xd& x);
   /// regional_strain.csv: time_ms, segment (0 = the whole LV, 1..17 AHA), E_cc, E_ll, E_rr, E_ff.
   io::CsvTable regional_table() const;
+  /// label_strain.csv: time_ms, label (each myocardium label of the mesh), E_cc, E_ll, E_rr, E_ff.
+  io::CsvTable label_table() const;
   /// Peak strains per segment within [t_begin, t_end) (the last complete beat), time to peak from t_begin.
   nlohmann::json peaks(double t_begin_ms, double t_end_ms) const;
   const std::vector<std::uint8_t>& segments() const { return m_segment; }
@@ -48,11 +50,13 @@ class BeatAnalysis {
   Eigen::Matrix3Xd m_ref;             ///< reference positions (rest until the first end-diastole)
   bool m_ref_is_rest = true;
   std::vector<std::uint8_t> m_segment;
-  std::vector<std::int32_t> m_lv_label;  ///< per element: 1 if LV myocardium (segment > 0)
   Eigen::VectorXd m_weight;           ///< rest element volumes (material averages)
+  std::vector<std::int32_t> m_labels;  ///< distinct element labels (label regions)
+  std::vector<std::uint8_t> m_label_index;  ///< per element: index into m_labels
   struct Sample {
     double t;
     double mean[kRegions][kStrains];
+    std::vector<double> label_mean;   ///< [label][strain], m_labels.size() x kStrains
   };
   std::vector<Sample> m_samples;
 };

@@ -95,7 +95,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
 namespace {
 
 constexpr char kCheckpointMagic[] = "CARDBEAT";
-constexpr std::uint32_t kCheckpointVersion = 1;
+constexpr std::uint32_t kCheckpointVersion = 2;
 
 /// Everything the time loop carries from one step to the next: a checkpoint is exactly this.
 struct LoopState {
@@ -251,6 +251,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     series.rows = L.rows;
     io::write_csv(outdir / "timeseries.csv", series);
     io::write_csv(outdir / "regional_strain.csv", analysis.regional_table());
+    io::write_csv(outdir / "label_strain.csv", analysis.label_table());
   };
 
   std::vector<double> impulse(cycles.size());

@@ -200,6 +200,13 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
       h.analysis.anterior_direction = d.normalized();
     }
     h.analysis.interval = an.quantity("interval", Dimension::time, 5.0, Range::positive());
+    if (an.has("long_axis")) {
+      const Node ax = an.child("long_axis");
+      h.analysis.axis_point = ax.vec3("point", Dimension::length, std::nullopt);
+      const Eigen::Vector3d d = ax.vec3("direction", Dimension::dimensionless, std::nullopt);
+      if (!(d.norm() > 0)) ax.fail("direction", "expected a non-zero direction (apex to base)");
+      h.analysis.axis_direction = d.normalized();
+    }
     if (h.active_tension > 0)
       root.child("active").fail("tension", "in beat mode the tension follows activation.twitch.peak_tension");
   }

@@ -80,6 +80,8 @@ struct AnalysisParams {
   std::string lv_cavity;                 ///< cavity defining the long axis and AHA; empty: the first
   std::vector<std::int32_t> lv_labels;   ///< myocardium labels of the LV; empty: every element
   std::optional<Eigen::Vector3d> anterior_direction;  ///< axis -> anterior RV insertion; default: from the RV, else +y
+  std::optional<Eigen::Vector3d> axis_point;       ///< long axis override: a point on it [mm]
+  std::optional<Eigen::Vector3d> axis_direction;   ///< long axis override: apex -> base
   double interval = 5;                   ///< [ms] between regional samples
 };
 

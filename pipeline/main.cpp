@@ -333,7 +333,7 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   std::vector<std::string> stale = kMeshOutputs;
   stale.insert(stale.end(), {"summary.json", "final.vtu"});
   stale.insert(stale.end(), {"series.pvd", "timeseries.csv"});
-  stale.insert(stale.end(), {"regional_strain.csv", "checkpoint.bin"});
+  stale.insert(stale.end(), {"regional_strain.csv", "label_strain.csv", "checkpoint.bin"});
   const std::string resolved = doc->resolved_yaml();
   fs::path out;
   if (a.resume) {

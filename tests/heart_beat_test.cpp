@@ -124,6 +124,17 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   ASSERT_GT(regional.size(), 18u * 100);
   EXPECT_EQ(regional[0], (std::vector<std::string>{"time_ms", "segment", "E_cc", "E_ll", "E_rr", "E_ff"}));
   EXPECT_EQ((regional.size() - 1) % 18, 0u) << "18 rows (whole LV + 17 segments) per sample time";
+  // Label regions: the phantom has one myocardium label, all LV, so its label mean is the whole-LV
+  // mean (segment 0) of every sample, computed by a separate sum.
+  const auto labels = read_csv(out / "label_strain.csv");
+  ASSERT_EQ(labels[0], (std::vector<std::string>{"time_ms", "label", "E_cc", "E_ll", "E_rr", "E_ff"}));
+  ASSERT_EQ(labels.size() - 1, (regional.size() - 1) / 18);
+  for (std::size_t i = 1; i < labels.size(); ++i) {
+    const auto& whole = regional[1 + 18 * (i - 1)];
+    ASSERT_EQ(whole[1], "0");
+    EXPECT_EQ(labels[i][0], whole[0]);
+    for (int k = 2; k < 6; ++k) EXPECT_NEAR(std::stod(labels[i][std::size_t(k)]), std::stod(whole[std::size_t(k)]), 1e-12) << "row " << i;
+  }
   const auto& peak = r.summary["analysis"]["peak_strain"];
   EXPECT_EQ(peak["reference"], "end_diastole");
   // Relative to end-diastole, systole shortens the LV circumferentially, longitudinally and along the
