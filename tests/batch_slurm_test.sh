@@ -10,43 +10,15 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
-cluster="$here/slurm/slurm_cluster.sh"
 cardiac=${1:?usage: batch_slurm_test.sh CARDIAC_EXE}
 cardiac=$(cd "$(dirname "$cardiac")" && pwd)/$(basename "$cardiac")
+# skip, fail, log, require_slurm, start_test_cluster
+# shellcheck source=SCRIPTDIR/slurm/test_lib.sh
+source "$here/slurm/test_lib.sh" batch_slurm_test
 
-skip() { echo "batch_slurm_test: SKIP: $*" >&2; exit 77; }
-fail() {
-  echo "batch_slurm_test: FAIL: $*" >&2
-  [ -n "${SLURM_CONF:-}" ] && { squeue >&2 || true; }
-  exit 1
-}
-log() { echo "batch_slurm_test: $*" >&2; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root (runs slurmctld, slurmd and munged)"
-for b in slurmctld slurmd sbatch squeue scontrol scancel sinfo munged munge; do
-  command -v "$b" >/dev/null || skip "$b not found (packages: slurmctld slurmd slurm-client munge)"
-done
+require_slurm
 [ -x "$cardiac" ] || fail "$cardiac is not executable"
-
-t_start=$SECONDS
-work=$(mktemp -d /tmp/batch_slurm.XXXXXX)
-state="$work/cluster"
-cleanup() {
-  local rc=$?
-  bash "$cluster" down "$state" || rc=1
-  if [ "$rc" -eq 0 ]; then
-    rm -rf -- "$work"
-  else
-    echo "batch_slurm_test: kept $work for inspection (cluster logs in $state/log)" >&2
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-
-unset SLURM_JOB_ID SLURM_JOBID SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID SLURM_CPUS_PER_TASK
-eval "$(bash "$cluster" up "$state")"
-[ -n "${SLURM_CONF:-}" ] || fail "slurm_cluster.sh up printed no SLURM_CONF"
-log "cluster up in $((SECONDS - t_start)) s"
+start_test_cluster batch_slurm
 
 batch="$work/cohort"
 t0=$SECONDS

@@ -13,9 +13,10 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_support.hpp"
 
 #ifndef CARDIAC_EXE
 #error "CARDIAC_EXE (path of the cardiac executable) must be defined"
@@ -25,32 +26,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
+using namespace cardio::test_support;
+
+struct Result : CommandResult {
   double seconds = 0;
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void write(const fs::path& p, const std::string& s) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << s;
 }
-
-std::string q(const std::string& s) {
-  std::string r = "'";
-  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return r + "'";
-}
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "'" << (needle) << "' not in:\n" << (haystack)
 
 /// Split CSV text into rows of fields (RFC 4180 quoting).
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
@@ -80,29 +65,16 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
 
 class BatchTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() / ("cardio_batch_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(m_dir);
-  }
   Result cardiac(const std::string& args, const std::string& env = "CARDIAC_SCRIPTS_DIR=/nonexistent") {
-    const fs::path out = m_dir / "stdout.txt", err = m_dir / "stderr.txt";
-    const std::string cmd = "cd " + q(m_dir.string()) + " && env " + env + " " + q(CARDIAC_EXE) + " " + args + " >" +
-                            q(out.string()) + " 2>" + q(err.string());
+    const std::string cmd =
+        "cd " + shell_quote(m_dir.string()) + " && env " + env + " " + shell_quote(CARDIAC_EXE) + " " + args;
     const auto t0 = std::chrono::steady_clock::now();
-    const int status = std::system(cmd.c_str());
-    Result r;
+    Result r{run_command(cmd, m_dir)};
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
     return r;
   }
-  fs::path m_dir;
+  TempDir m_tmp{"cardio_batch_test_"};
+  fs::path m_dir = m_tmp.path();
 };
 
 const fs::path kSource = CARDIO_SOURCE_DIR;
@@ -172,7 +144,8 @@ TEST_F(BatchTest, ManifestProblemsAreReportedPerCaseAndNothingIsCreated) {
   EXPECT_FALSE(fs::exists(m_dir / "out3") || fs::exists(m_dir / "out4") || fs::exists(m_dir / "out5"));
 
   // The Slurm script of a valid manifest, without submitting.
-  r = cardiac("batch " + q((kSource / "configs" / "cohort_example.yaml").string()) + " -o sl --executor slurm");
+  r = cardiac("batch " + shell_quote((kSource / "configs" / "cohort_example.yaml").string()) +
+              " -o sl --executor slurm");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const std::string sb = slurp(m_dir / "sl" / "batch.sbatch");
   EXPECT_HAS(sb, "#SBATCH --array=0-2\n");
@@ -184,7 +157,7 @@ TEST_F(BatchTest, ManifestProblemsAreReportedPerCaseAndNothingIsCreated) {
   EXPECT_HAS(sb, "OMP_NUM_THREADS");
   EXPECT_HAS(sb, "'circulation.cavities[0].windkessel.peripheral_resistance=40 mmHg*s/mL'");
   EXPECT_HAS(sb, std::string("CARDIAC=") + CARDIAC_EXE);
-  const int bash = std::system(("bash -n " + q((m_dir / "sl" / "batch.sbatch").string())).c_str());
+  const int bash = std::system(("bash -n " + shell_quote((m_dir / "sl" / "batch.sbatch").string())).c_str());
   EXPECT_EQ(bash, 0) << "batch.sbatch is not valid bash";
   EXPECT_TRUE(fs::exists(m_dir / "sl" / "cases" / "baseline.sh"));
 }

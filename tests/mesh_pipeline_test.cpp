@@ -3,7 +3,6 @@
 // against the analytic truncated ellipsoid, the real biventricular surface and the real CT mask,
 // and the written outputs read back with VTK's readers.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <Eigen/Geometry>
 #include <filesystem>
@@ -27,6 +26,7 @@
 #include "cardio/phantoms/phantoms.hpp"
 #include "mesh_config.hpp"
 #include "mesh_stage.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace cardio;
@@ -35,16 +35,6 @@ namespace {
 
 class MeshPipeline : public ::testing::Test {
  public:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir = fs::temp_directory_path() / ("cardio_mesh_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
   /// Parse a heart config given as YAML text (written into the test dir so relative paths work).
   pipeline::MeshConfig config(const std::string& yaml) {
     const fs::path file = dir / "case.yaml";
@@ -52,7 +42,8 @@ class MeshPipeline : public ::testing::Test {
     auto doc = config::Document::load_file(file);
     return pipeline::parse_mesh_config(*doc);
   }
-  fs::path dir;
+  test_support::TempDir tmp{"cardio_mesh_"};
+  fs::path dir = tmp.path();
 };
 
 pipeline::MeshStageResult mesh_phantom(const std::string& extra, double h, MeshPipeline& t) {

@@ -2,11 +2,8 @@
 // exact round trip of a real mesh through the cache file, damaged cache files as misses, and the
 // `cardiac` CLI reusing the mesh when only solver settings change, with bit-identical results.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +20,7 @@
 #include "mesh_config.hpp"
 #include "mesh_stage.hpp"
 #include "stage_cache.hpp"
+#include "test_support.hpp"
 
 #ifndef CARDIAC_EXE
 #error "CARDIAC_EXE (path of the cardiac executable) must be defined"
@@ -35,17 +33,10 @@ using pipeline::MeshStageResult;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test_support::shell_quote;
+using test_support::slurp;
 
 void spit(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "'" << (needle) << "' not in:\n" << (haystack)
 
 template <class A, class B>
 void expect_same_matrix(const A& a, const B& b, const char* what) {
@@ -100,17 +91,6 @@ void expect_same(const MeshStageResult& a, const MeshStageResult& b) {
 
 class StageCache : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir = fs::temp_directory_path() / ("cardio_stage_cache_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-
   /// The default heart config (configs/lv_phantom.yaml) at 2 mm with extra overrides, parsed.
   struct Parsed {
     std::shared_ptr<config::Document> doc;
@@ -139,7 +119,8 @@ class StageCache : public ::testing::Test {
     return p;
   }
 
-  fs::path dir;
+  test_support::TempDir tmp{"cardio_stage_cache_"};
+  fs::path dir = tmp.path();
 };
 
 // ------------------------------------------------------------------------------------------- key
@@ -384,10 +365,8 @@ struct CliRun {
 };
 
 CliRun cardiac(const std::string& args, const fs::path& dir, const std::string& env = "") {
-  const fs::path out = dir / "stdout.txt";
-  const std::string cmd = env + std::string(CARDIAC_EXE) + " " + args + " > '" + out.string() + "' 2>&1";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out)};
+  const auto r = test_support::run_command(env + shell_quote(CARDIAC_EXE) + " " + args + " 2>&1", dir);
+  return {r.code, r.out};
 }
 
 /// The summary without what legitimately differs between two runs (timings, dates).

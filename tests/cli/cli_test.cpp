@@ -1,17 +1,15 @@
 // The cardiac command line: exit codes, outputs, and the error messages of bad configs.
 // Exit codes (pipeline/main.cpp): 0 success, 1 the run failed, 2 bad usage or invalid config.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_support.hpp"
 
 #ifndef CARDIAC_EXE
 #error "CARDIAC_EXE (path of the cardiac executable) must be defined"
@@ -21,26 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;  ///< exit status, or 128 + signal
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "'" << (needle) << "' not in:\n" << (haystack)
+using namespace cardio::test_support;
+using Result = CommandResult;
 
 // A small valid config (elongation of a 2x2x2 block) with known line numbers.
 const char* kTiny =
@@ -73,21 +53,6 @@ std::string tiny_with(const std::string& from, const std::string& to) {
 
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() / ("cardio_cli_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
-  void TearDown() override {
-    if (HasFailure()) {
-      std::cerr << "(test directory kept: " << m_dir.string() << ")\n";
-      return;
-    }
-    std::error_code ec;
-    fs::remove_all(m_dir, ec);
-  }
-
   // Run cardiac with `args` in the test directory.
   Result cardiac(const std::vector<std::string>& args) const {
     std::string cmd = "cd " + shell_quote(m_dir.string()) + " && " + shell_quote(CARDIAC_EXE);
@@ -95,14 +60,7 @@ class CliTest : public ::testing::Test {
       cmd += ' ';
       cmd += shell_quote(a);
     }
-    cmd += " > cli.stdout 2> cli.stderr";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
-    r.out = slurp(m_dir / "cli.stdout");
-    r.err = slurp(m_dir / "cli.stderr");
-    return r;
+    return run_command(cmd, m_dir);
   }
 
   fs::path write(const std::string& name, const std::string& content) const {
@@ -136,7 +94,8 @@ class CliTest : public ::testing::Test {
     EXPECT_FALSE(fs::exists(out())) << "an invalid config must not create OUTDIR";
   }
 
-  fs::path m_dir;
+  TempDir m_tmp{"cardio_cli_test_"};
+  fs::path m_dir = m_tmp.path();
 };
 
 TEST_F(CliTest, HelpListsCommands) {

@@ -5,44 +5,12 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-cluster="$here/slurm_cluster.sh"
+# skip, fail, log, require_slurm, start_test_cluster (sets work, state, t_start, t_up)
+# shellcheck source=SCRIPTDIR/test_lib.sh
+source "$here/test_lib.sh" slurm_smoke_test
 
-skip() { echo "slurm_smoke_test: SKIP: $*" >&2; exit 77; }
-fail() {
-  echo "slurm_smoke_test: FAIL: $*" >&2
-  if [ -n "${SLURM_CONF:-}" ]; then
-    squeue >&2 || true
-  fi
-  exit 1
-}
-log() { echo "slurm_smoke_test: $*" >&2; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root (runs slurmctld, slurmd and munged)"
-for b in slurmctld slurmd sbatch squeue scontrol scancel sinfo munged munge; do
-  command -v "$b" >/dev/null || skip "$b not found (packages: slurmctld slurmd slurm-client munge)"
-done
-
-t_start=$SECONDS
-work=$(mktemp -d /tmp/slurm_smoke.XXXXXX)
-state="$work/cluster"
-cleanup() {
-  local rc=$?
-  bash "$cluster" down "$state" || rc=1
-  if [ "$rc" -eq 0 ]; then
-    rm -rf -- "$work"
-  else
-    echo "slurm_smoke_test: kept $work for inspection (logs in $state/log)" >&2
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-
-# Unrelated SLURM_* variables of a surrounding job would change sbatch's behaviour.
-unset SLURM_JOB_ID SLURM_JOBID SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID SLURM_CPUS_PER_TASK
-eval "$(bash "$cluster" up "$state")"
-[ -n "${SLURM_CONF:-}" ] || fail "slurm_cluster.sh up printed no SLURM_CONF"
-t_up=$SECONDS
-log "cluster up in $((t_up - t_start)) s"
+require_slurm
+start_test_cluster slurm_smoke
 
 # wait_gone JOBID SECONDS: poll squeue until the job (all its tasks) has left the queue.
 wait_gone() {
