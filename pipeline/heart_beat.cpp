@@ -279,7 +279,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   const auto compute_s = [&]() {
     return L.compute_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - segment_start).count();
   };
-  Progress progress("beat", t_end, log, options.progress_bar);
+  Progress progress("simulated", t_end, log, options.progress_bar);
   while (t < t_end - 1e-9) {
     twitch.active_tension(t_act, t, Ta);
     guccione.set_active_tension(std::vector<double>(Ta.data(), Ta.data() + n_el));
