@@ -248,6 +248,10 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     io::write_vtu(outdir / name, mesh, s.x, {{"velocity", s.v}}, cells);
     L.frames.push_back({t, name});
     io::write_pvd(outdir / "series.pvd", L.frames);
+  };
+  // The tables are rewritten whole, so only at checkpoints and at the end (not every frame): a
+  // stopped run's tables end at its checkpoint, where a resumed run continues them.
+  const auto write_tables = [&]() {
     series.rows = L.rows;
     io::write_csv(outdir / "timeseries.csv", series);
     io::write_csv(outdir / "regional_strain.csv", analysis.regional_table());
@@ -312,6 +316,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     if (const int sig = interrupt_signal()) {
       progress.finish();
       L.compute_s = compute_s();
+      write_tables();
       write_checkpoint(checkpoint, options.config_hash, L, s, cycles, analysis);
       throw Interrupted(sig, "stopped by signal " + std::to_string(sig) + " at t = " + std::to_string(t) +
                                  " ms; checkpoint written to " + checkpoint.string() + " (resume with: cardiac run --resume " +
@@ -320,6 +325,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     if (sim.checkpoint_interval > 0 && t >= L.next_checkpoint - 1e-9) {
       L.next_checkpoint += sim.checkpoint_interval;
       L.compute_s = compute_s();
+      write_tables();
       write_checkpoint(checkpoint, options.config_hash, L, s, cycles, analysis);
     }
     mechanics::step(mechanics::Scheme::semi_implicit_euler, s, t, dt, forces, project);
@@ -368,6 +374,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   }
   progress.finish();
   write_frame();
+  write_tables();
 
   // --- summary ---
   BeatRunResult out;
