@@ -6,6 +6,7 @@
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
+#include "element_axes.hpp"
 #include "hourglass.hpp"
 
 namespace cardio::mechanics {
@@ -67,17 +68,7 @@ inline double axial_law(const AxisLaw& law, double lambda, double& P) {
 
 constexpr int kPairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
 
-// Axis vectors l_a = sum_j W(a, j) x_j (written out: faster than Eigen's small product here).
-inline Eigen::Matrix3d axes(const Eigen::Matrix<double, 3, 8>& W, const NodeMatrix& x) {
-  Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
-  for (int j = 0; j < 8; ++j) {
-    const V3 xj = x.col(j);
-    A.col(0) += W(0, j) * xj;
-    A.col(1) += W(1, j) * xj;
-    A.col(2) += W(2, j) * xj;
-  }
-  return A;
-}
+using detail::element_axes;
 
 }  // namespace
 
@@ -134,7 +125,7 @@ BCElementData bc_element_data(const NodeMatrix& X, const Eigen::Matrix3d& frame)
 }
 
 Eigen::Matrix3d bc_deformation_gradient(const BCElementData& d, const Eigen::Matrix3d& frame, const NodeMatrix& x) {
-  const Eigen::Matrix3d A = axes(d.W, x);
+  const Eigen::Matrix3d A = element_axes(d.W, x);
   const Eigen::Vector3d inv_r(d.inv_rest_length[0], d.inv_rest_length[1], d.inv_rest_length[2]);
   return A * inv_r.asDiagonal() * frame.transpose();
 }
@@ -142,7 +133,7 @@ Eigen::Matrix3d bc_deformation_gradient(const BCElementData& d, const Eigen::Mat
 double bc_element_forces(const BCElementData& d, const BCModuli& m, const NodeMatrix& x, const NodeMatrix* v,
                          const NodeMatrix& X, NodeMatrix& f) {
   const double V0 = d.volume;
-  const Eigen::Matrix3d A = axes(d.W, x);  // current axis vectors l_f, l_s, l_n
+  const Eigen::Matrix3d A = element_axes(d.W, x);  // current axis vectors l_f, l_s, l_n
   Eigen::Matrix3d g = Eigen::Matrix3d::Zero();     // g.col(a): force on the "+" point of axis a
   const bool damped = v != nullptr && m.damping_time > 0;
   double W = 0;
@@ -153,7 +144,7 @@ double bc_element_forces(const BCElementData& d, const BCModuli& m, const NodeMa
 
   // Axial damped springs (B&C 2000, sec. 2.2) with the per-axis law: force = A_a P, A_a = V0/r_a.
   Eigen::Matrix3d Adot;
-  if (damped) Adot = axes(d.W, *v);
+  if (damped) Adot = element_axes(d.W, *v);
   for (int a = 0; a < 3; ++a) {
     double P = 0;
     W += V0 * axial_law(m.axial[a], len[a] * inv_r[a], P);

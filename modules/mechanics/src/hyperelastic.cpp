@@ -8,6 +8,7 @@
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/mechanics/material.hpp"
+#include "element_axes.hpp"
 #include "hourglass.hpp"
 
 namespace cardio::mechanics {
@@ -15,17 +16,7 @@ namespace {
 
 using V3 = Eigen::Vector3d;
 
-// Axis vectors l_a = sum_j W(a, j) x_j (as in bourguignon_cani.cpp).
-inline Eigen::Matrix3d axes(const Eigen::Matrix<double, 3, 8>& W, const NodeMatrix& x) {
-  Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
-  for (int j = 0; j < 8; ++j) {
-    const V3 xj = x.col(j);
-    A.col(0) += W(0, j) * xj;
-    A.col(1) += W(1, j) * xj;
-    A.col(2) += W(2, j) * xj;
-  }
-  return A;
-}
+using detail::element_axes;
 
 // Q of the Guccione law (Land et al. 2015, eq. for problem 1) for a symmetric E.
 inline double guccione_q(const GuccioneLaw& m, const Eigen::Matrix3d& E) {
@@ -115,7 +106,7 @@ inline double ddot(const Eigen::Matrix3d& a, const Eigen::Matrix3d& b) { return 
 double element_impl(const BCElementData& d, const GuccioneLaw& law, double iso_k, const GuccioneHourglass* hg,
                     double Ta, double activation, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) {
   const double V0 = d.volume;
-  const Eigen::Matrix3d A = axes(d.W, x);  // current axes l_f, l_s, l_n
+  const Eigen::Matrix3d A = element_axes(d.W, x);  // current axes l_f, l_s, l_n
   const V3 ir0(d.inv_rest_length[0], d.inv_rest_length[1], d.inv_rest_length[2]);
   // Active strain (law.active): the elastic law sees the fibre rest length r_f0 (1 - beta a) and
   // the cross-fibre ones r_0 / sqrt(1 - beta a) (F_a isochoric: a free element shortens by beta a).
@@ -142,7 +133,7 @@ double element_impl(const BCElementData& d, const GuccioneLaw& law, double iso_k
   // Viscous stress tau C_small : dE/dt with the small-strain moduli of the (active) law:
   // dissipative, and zero for rigid motions (dE/dt = 0).
   if (v != nullptr && law.damping_time > 0 && C != 0) {
-    const Eigen::Matrix3d N = A.transpose() * axes(d.W, *v);  // l_a . dl_b/dt
+    const Eigen::Matrix3d N = A.transpose() * element_axes(d.W, *v);  // l_a . dl_b/dt
     Eigen::Matrix3d Edot;
     for (int a = 0; a < 3; ++a)
       for (int b = 0; b < 3; ++b) Edot(a, b) = 0.5 * (N(a, b) + N(b, a)) * ir[a] * ir[b];
