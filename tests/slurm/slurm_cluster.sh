@@ -103,6 +103,8 @@ check_prereqs() {
   for b in slurmctld slurmd scontrol sinfo squeue scancel sbatch munged munge unmunge runuser; do
     command -v "$b" >/dev/null || die "$b not found (install: slurmctld slurmd slurm-client munge)"
   done
+  # SlurmctldHost=localhost: without a resolvable localhost every Slurm command retries for ~10 s.
+  getent hosts localhost >/dev/null || die "the host name localhost does not resolve (add '127.0.0.1 localhost' to /etc/hosts)"
 }
 
 start_munge() {
@@ -189,10 +191,10 @@ PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
 }
 
-wait_for() {  # wait_for DESCRIPTION COMMAND...: poll every 0.2 s until COMMAND succeeds
-  local what=$1 i
+wait_for() {  # wait_for DESCRIPTION COMMAND...: poll every 0.2 s until COMMAND succeeds, TIMEOUT s at most
+  local what=$1 deadline=$((SECONDS + TIMEOUT))
   shift
-  for ((i = 0; i < 5 * TIMEOUT; i++)); do
+  while ((SECONDS < deadline)); do
     "$@" && return 0
     sleep 0.2
   done
@@ -200,8 +202,8 @@ wait_for() {  # wait_for DESCRIPTION COMMAND...: poll every 0.2 s until COMMAND 
   return 1
 }
 
-ctld_up() { scontrol ping 2>/dev/null | grep -q 'is UP'; }
-node_idle() { [ "$(sinfo -h -o %T 2>/dev/null)" = idle ]; }
+ctld_up() { timeout 10 scontrol ping 2>/dev/null | grep -q 'is UP'; }
+node_idle() { [ "$(timeout 10 sinfo -h -o %T 2>/dev/null)" = idle ]; }
 
 print_env() { printf 'export SLURM_CONF=%q\n' "$CONF"; }
 
