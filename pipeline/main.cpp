@@ -357,7 +357,6 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   std::ostream log(&tee);
   log << "cardiac " << CARDIO_VERSION << ": " << a.command << (a.resume ? " --resume " : " ") << a.config << " -> "
       << out.string() << "\n";
-  install_interrupt_handlers();
   try {
     const pipeline::MeshStageResult r = pipeline::cached_mesh_stages(cfg.mesh, *doc, out, &log);
     // The beat's input checks (boundary selectors, pacing sites, activation image) come before any
@@ -371,6 +370,9 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
       bo.config_hash = config_hash(resolved);
       bo.progress_bar = pipeline::stderr_is_terminal();
       bo.resume = a.resume;
+      // Only the beat loop polls the flag (and checkpoints): other stages keep the default
+      // handlers, so that Ctrl-C stops them at once.
+      install_interrupt_handlers();
       pipeline::BeatRunResult h = pipeline::run_heart_beat(*cfg.simulation, r.mesh, std::move(*beat), out, &log, bo);
       Eigen::MatrixXd label(1, r.mesh.mesh.n_elements());
       for (Eigen::Index e = 0; e < label.cols(); ++e) label(0, e) = r.mesh.label[std::size_t(e)];
