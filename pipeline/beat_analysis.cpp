@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "cardio/analysis/aha.hpp"
 #include "cardio/analysis/axis.hpp"
@@ -32,7 +33,7 @@ Eigen::Vector3d anterior_direction(const AnalysisParams& p, const meshing::Voxel
     // theta grows clockwise seen from the base, a positive rotation about -l (aha.hpp): the
     // insertion at theta = 0 is the septum turned by -60 degrees about -l.
     const double sign = spec.clockwise_from_base ? -1.0 : 1.0;
-    return Eigen::AngleAxisd(-60.0 * M_PI / 180.0, sign * l) * septum;
+    return Eigen::AngleAxisd(-std::numbers::pi / 3.0, sign * l) * septum;
   }
   Eigen::Vector3d y(0, 1, 0);
   if (std::abs(y.dot(l)) > 0.9) y = Eigen::Vector3d(1, 0, 0);

@@ -33,7 +33,6 @@ class BeatAnalysis {
   io::CsvTable label_table() const;
   /// Peak strains per segment within [t_begin, t_end) (the last complete beat), time to peak from t_begin.
   nlohmann::json peaks(double t_begin_ms, double t_end_ms) const;
-  const std::vector<std::uint8_t>& segments() const { return m_segment; }
 
   /// Checkpoint state (reference configuration and samples).
   void save(BinaryWriter& out) const;

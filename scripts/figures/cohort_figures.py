@@ -78,6 +78,21 @@ def fig_width(ncases: int) -> float:
     return style.COLUMN_WIDTH if ncases <= 12 else style.DOUBLE_WIDTH
 
 
+
+def bar_figure(out, name, cases, series, ok, ylabel, legend=True, zero_line=False):
+    """One grouped bar chart across the cases (failed or missing cases marked); returns the files."""
+    fig, ax = style.figure(width=fig_width(len(cases)), height=2.4)
+    x = bars(ax, cases, series, ok)
+    if zero_line:
+        ax.axhline(0, color=style.GREY, lw=0.5, zorder=1)
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel("Case")
+    anyv = [any(math.isfinite(s[1][i]) for s in series) for i in range(len(cases))]
+    mark_missing(ax, x, cases, ok, anyv)
+    if legend:
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(series), 4))
+    return style.save(fig, out, name)
+
 def main(argv):
     if len(argv) != 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -111,15 +126,8 @@ def main(argv):
                 v = 100 * v
             cav = c.split("_")[0] if "_" in c and not c.startswith("EF") else ""
             series.append((cav.upper() if cav else "EF", list(v)))
-        fig, ax = style.figure(width=fig_width(len(cases)), height=2.4)
-        x = bars(ax, cases, series, ok)
-        ax.set_ylabel("Ejection fraction (%)")
-        ax.set_xlabel("Case")
-        anyv = [any(math.isfinite(s[1][i]) for s in series) for i in range(len(cases))]
-        mark_missing(ax, x, cases, ok, anyv)
-        if len(series) > 1:
-            ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(series))
-        written += style.save(fig, out, "cohort_ef")
+        written += bar_figure(out, "cohort_ef", cases, series, ok, "Ejection fraction (%)",
+                              legend=len(series) > 1)
     else:
         skipped.append("cohort_ef (no *_EF column)")
 
@@ -128,14 +136,7 @@ def main(argv):
     if vol_cols:
         series = [(c.replace("_mL", "").replace("_", " ").upper().replace("EDV", "EDV").strip(),
                    [num(r.get(c)) for r in rows]) for c in vol_cols]
-        fig, ax = style.figure(width=fig_width(len(cases)), height=2.4)
-        x = bars(ax, cases, series, ok)
-        ax.set_ylabel("Volume (mL)")
-        ax.set_xlabel("Case")
-        anyv = [any(math.isfinite(s[1][i]) for s in series) for i in range(len(cases))]
-        mark_missing(ax, x, cases, ok, anyv)
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(series), 4))
-        written += style.save(fig, out, "cohort_volumes")
+        written += bar_figure(out, "cohort_volumes", cases, series, ok, "Volume (mL)")
     else:
         skipped.append("cohort_volumes (no *_EDV_mL / *_ESV_mL column)")
 
@@ -148,15 +149,7 @@ def main(argv):
             prefix = c[: m.start()].rstrip("_")
             label = STRAIN_SYMBOLS[m.group(1)] + (f" ({prefix.upper()})" if prefix else "")
             series.append((label, [100 * num(r.get(c)) for r in rows]))
-        fig, ax = style.figure(width=fig_width(len(cases)), height=2.4)
-        x = bars(ax, cases, series, ok)
-        ax.axhline(0, color=style.GREY, lw=0.5, zorder=1)
-        ax.set_ylabel("Peak strain (%)")
-        ax.set_xlabel("Case")
-        anyv = [any(math.isfinite(s[1][i]) for s in series) for i in range(len(cases))]
-        mark_missing(ax, x, cases, ok, anyv)
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(series), 4))
-        written += style.save(fig, out, "cohort_peak_strain")
+        written += bar_figure(out, "cohort_peak_strain", cases, series, ok, "Peak strain (%)", zero_line=True)
     else:
         skipped.append("cohort_peak_strain (no peak_E_* column)")
 
