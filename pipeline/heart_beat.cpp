@@ -8,6 +8,7 @@
 
 #include "cardio/activation/activation_times.hpp"
 #include "cardio/activation/twitch.hpp"
+#include "cardio/analysis/strain.hpp"
 #include "cardio/circulation/beat.hpp"
 #include "cardio/circulation/volume_constraint.hpp"
 #include "cardio/core/binary.hpp"
@@ -17,7 +18,7 @@
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/io/series.hpp"
 #include "cardio/io/vtu.hpp"
-#include "cardio/mechanics/hyperelastic.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/integrators.hpp"
 #include "beat_analysis.hpp"
 #include "heart_run.hpp"
@@ -58,14 +59,12 @@ double wall_thickness(const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
   return mechanics::element_volumes(m.mesh, x).sum() / (0.5 * (endo + epi));
 }
 
-/// Fibre stretch of every element relative to the rest state, lambda = |F f0|.
-Eigen::VectorXd fibre_stretch(const mechanics::GuccioneForces& g, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x) {
+/// Fibre stretch of every element relative to the rest state, lambda = |F f0| (F at the centre).
+Eigen::VectorXd fibre_stretch(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x) {
   Eigen::VectorXd lambda(mesh.n_elements());
   parallel_for(mesh.n_elements(), [&](std::int64_t e) {
-    Eigen::Matrix3d frame;
-    frame << mesh.fibre.col(e), mesh.sheet.col(e), mesh.normal(e);
-    const Eigen::Matrix3d F = mechanics::bc_deformation_gradient(g.elements()[std::size_t(e)], frame,
-                                                                 mechanics::gather(x, mesh.hexes[std::size_t(e)]));
+    const mechanics::Hex& h = mesh.hexes[std::size_t(e)];
+    const Eigen::Matrix3d F = analysis::centre_deformation_gradient(mechanics::gather(mesh.rest, h), mechanics::gather(x, h));
     lambda[e] = (F * mesh.fibre.col(e)).norm();
   });
   return lambda;
@@ -344,12 +343,12 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
       using circulation::Phase;
       const auto& cy = cycles[lv];
       if (cy.phase() == Phase::isovolumic_contraction) {
-        L.lambda_ed = fibre_stretch(guccione, mesh, s.x);
+        L.lambda_ed = fibre_stretch(mesh, s.x);
         L.thickness_ed = wall_thickness(m, s.x);
         analysis.end_diastole(t, s.x);
       }
       if (L.previous_phase == std::int64_t(Phase::ejection)) {
-        L.lambda_es = fibre_stretch(guccione, mesh, s.x);
+        L.lambda_es = fibre_stretch(mesh, s.x);
         L.thickness_es = wall_thickness(m, s.x);
       }
       if (log) {

@@ -129,8 +129,13 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
   h.material.b_f = mat.number("b_f", std::nullopt, Range::non_negative());
   h.material.b_t = mat.number("b_t", std::nullopt, Range::non_negative());
   h.material.b_fs = mat.number("b_fs", std::nullopt, Range::non_negative());
-  h.material.bulk = mat.quantity("bulk_modulus", Dimension::pressure, 0.0, Range::non_negative());
-  h.material.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
+  // The element (docs/calibration.md, "Which element"): the sampled-axes element by default.
+  h.material.element = mat.choice("element", {"sampled_axes", "one_point"}, "sampled_axes") == "one_point"
+                           ? mechanics::ElementKind::one_point
+                           : mechanics::ElementKind::sampled_axes;
+  h.material.bulk = mat.quantity("bulk_modulus", Dimension::pressure, h.material.bulk, Range::positive());
+  if (h.material.element == mechanics::ElementKind::one_point)
+    h.material.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
 
   h.active_tension = root.child_or_empty("active").quantity("tension", Dimension::pressure, 0.0, Range::non_negative());
 

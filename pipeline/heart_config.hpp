@@ -11,6 +11,7 @@
 #include "cardio/activation/twitch.hpp"
 #include "cardio/circulation/beat.hpp"
 #include "cardio/circulation/windkessel.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 #include "mesh_config.hpp"
 
 namespace cardio::pipeline {
@@ -28,8 +29,9 @@ struct SurfaceSelector {
 struct GuccioneParams {
   double C = 2.0;                        ///< [kPa]
   double b_f = 8, b_t = 2, b_fs = 4;
-  double bulk = 0;                       ///< [kPa] near-incompressibility penalty kappa; 0 = law default
-  double hourglass_factor = 1.0;         ///< hourglass modulus / smallest small-strain Young's modulus
+  double bulk = 200;                     ///< [kPa] near-incompressibility penalty kappa (the value in force)
+  double hourglass_factor = 1.0;         ///< one-point element: hourglass modulus / smallest Young's modulus
+  mechanics::ElementKind element = mechanics::ElementKind::sampled_axes;
 };
 
 /// Elastic foundation on a surface (the pericardium): traction -k u_n (or -k u) [kPa/mm].

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "cardio/core/error.hpp"
-#include "cardio/mechanics/hyperelastic.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/integrators.hpp"
 
 namespace cardio::pipeline {
@@ -119,9 +119,10 @@ HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMes
   law.b_f = sim.material.b_f;
   law.b_t = sim.material.b_t;
   law.b_fs = sim.material.b_fs;
-  if (sim.material.bulk > 0) law.bulk = sim.material.bulk;
+  law.bulk = sim.material.bulk;
   law.hourglass_factor = sim.material.hourglass_factor;
-  auto forces = std::make_unique<mechanics::GuccioneForces>(mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law));
+  auto forces = std::make_unique<mechanics::GuccioneForces>(
+      mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law), sim.material.element);
   HeartModel model;
   model.myocardium = forces.get();
   model.system = std::make_unique<mechanics::MassSpringSystem>(mesh, std::move(forces), mass_scaling * m.mass);

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "cardio/mechanics/hyperelastic.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/system.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "heart_config.hpp"

@@ -6,11 +6,15 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "cardio/core/error.hpp"
 #include "cardio/fibres/frames.hpp"
 #include "cardio/fibres/rule_based.hpp"
+#include "cardio/fibres/sampling.hpp"
+#include "cardio/core/parallel.hpp"
+#include "cardio/mechanics/sampled_axes.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/imaging/memory.hpp"
 #include "cardio/imaging/resample.hpp"
@@ -31,6 +35,7 @@ using nlohmann::json;
 struct Imported {
   imaging::LabelVolume labels;
   imaging::VectorVolume fibre, sheet;  ///< empty unless the source carries them (phantoms)
+  std::optional<phantoms::PhantomSpec> phantom;  ///< the analytic phantom, for its fibre rule
   json source;                         ///< description for the report
 };
 
@@ -50,7 +55,7 @@ Imported import_phantom(const PhantomParams& p) {
   spec.helix = p.fibres == "streeter" ? phantoms::HelixRule::streeter() : phantoms::HelixRule::land2015();
   spec.rotation = Eigen::AngleAxisd(p.rotation_angle, p.rotation_axis).toRotationMatrix();
   phantoms::Phantom ph = phantoms::make_phantom(spec);
-  Imported im{std::move(ph.labels), std::move(ph.fibre), std::move(ph.sheet), {}};
+  Imported im{std::move(ph.labels), std::move(ph.fibre), std::move(ph.sheet), spec, {}};
   im.source = {{"type", "phantom"}, {"kind", p.kind}, {"voxel_size_mm", p.voxel_size}, {"fibres", p.fibres}};
   return im;
 }
@@ -78,7 +83,7 @@ Imported import_surface(const SurfaceParams& s) {
   // Memory guard: label volume + roles + meshing, from the surface's own voxel budget.
   o.max_voxels = double(imaging::available_memory_bytes()) / 16.0;
   surfaces::RasterizedSurface r = surfaces::rasterize_surface(s.file, o);
-  Imported im{std::move(r.labels), {}, {}, {}};
+  Imported im{std::move(r.labels), {}, {}, std::nullopt, {}};
   json cav = json::object();
   for (std::size_t c = 0; c < r.cavity_names.size(); ++c) cav[r.cavity_names[c]] = r.cavity_volume_mm3[c] / 1000.0;
   im.source = {{"type", "surface"},
@@ -95,7 +100,7 @@ Imported import_image(const fs::path& file) {
   // The label volume, its role copy and the roles' bookkeeping: about 10 bytes a voxel.
   imaging::check_fits_in_memory(std::uint64_t(info.grid.n_voxels()) * 10,
                                 "reading " + file.string() + " (" + std::to_string(info.grid.n_voxels()) + " voxels)");
-  Imported im{imaging::read_label_image(file), {}, {}, {}};
+  Imported im{imaging::read_label_image(file), {}, {}, std::nullopt, {}};
   im.source = {{"type", "image"}, {"file", file.string()}, {"grid", grid_json(im.labels.grid)}};
   return im;
 }
@@ -163,6 +168,35 @@ void read_fibre_vectors(const FibreParams& f, imaging::VectorVolume& fibre, imag
     fibre = imaging::fibres_from_angles(az, el, f.angle_unit == "rad" ? imaging::AngleUnit::radians : imaging::AngleUnit::degrees,
                                         f.reference_axes, f.azimuth_file.string(), f.elevation_file.string());
   }
+}
+
+/// Fibre frames at the 8 samples of every element (the sampled-axes element): the phantom's
+/// analytic rule where the fibres come from it, else the voxel frames interpolated as structure
+/// tensors (fibres/sampling.hpp). Returns how they were obtained, for the report.
+std::string sample_fibre_frames(meshing::VoxelMesh& m, const imaging::VoxelFrames& frames,
+                                const std::optional<phantoms::PhantomSpec>& phantom) {
+  mechanics::HexMesh& mesh = m.mesh;
+  const std::int64_t ne = mesh.n_elements();
+  Eigen::Matrix3Xd points(3, 8 * ne);
+  std::vector<std::int64_t> own(std::size_t(8 * ne));
+  parallel_for(ne, [&](std::int64_t e) {
+    points.middleCols<8>(8 * e) = mechanics::sample_points(mechanics::gather(mesh.rest, mesh.hexes[std::size_t(e)]));
+    for (int g = 0; g < 8; ++g) own[std::size_t(8 * e + g)] = e;  // element e has frame e (same voxel order)
+  });
+  if (phantom) {
+    mesh.sample_fibre.resize(3, 8 * ne);
+    mesh.sample_sheet.resize(3, 8 * ne);
+    parallel_for(8 * ne, [&](std::int64_t c) {
+      const phantoms::FibreSheet fs = phantoms::phantom_fibre_sheet(*phantom, m.label[std::size_t(c / 8)], points.col(c));
+      mesh.sample_fibre.col(c) = fs.fibre;
+      mesh.sample_sheet.col(c) = fs.sheet;
+    });
+    return "analytic";
+  }
+  fibres::PointFrames pf = fibres::interpolate_frames(m.grid, frames, points, own);
+  mesh.sample_fibre = std::move(pf.fibre);
+  mesh.sample_sheet = std::move(pf.sheet);
+  return "structure_tensor";
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -273,6 +307,7 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   // --- voxelize ---
   MeshStageResult out;
   out.mesh = meshing::build_voxel_mesh(roles, boundary, frames, cfg.density);
+  const std::string sampling = sample_fibre_frames(out.mesh, frames, fp.source == "phantom" ? im.phantom : std::nullopt);
   const meshing::VoxelMesh& m = out.mesh;
   for (const auto& cav : m.cavities) {
     const std::string problem = meshing::check_closed_surface(cav, m.mesh.rest);
@@ -302,6 +337,7 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
       {"cavities", cavities},
       {"fibre_source", fibre_source},
       {"fibre_voxels_filled_by_rule", filled},
+      {"fibre_sampling", sampling},
       {"islands", {{"components", islands.components},
                    {"dropped_components", islands.dropped_components},
                    {"dropped_voxels", islands.dropped_voxels},

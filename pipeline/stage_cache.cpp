@@ -27,7 +27,7 @@ static_assert(std::endian::native == std::endian::little, "the mesh cache (cardi
 // Every field of MeshStageResult must be serialized below. These sizes (x86-64, libstdc++) make a
 // new field a compile error here, as a reminder to extend the format (and bump kMeshCacheFormat).
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(mechanics::HexMesh) == 3 * 16 + 2 * 24, "HexMesh changed: update the mesh cache format");
+static_assert(sizeof(mechanics::HexMesh) == 5 * 16 + 2 * 24, "HexMesh changed: update the mesh cache format");
 static_assert(sizeof(imaging::Grid) == 24 + 2 * 24 + 72, "Grid changed: update the mesh cache format");
 static_assert(sizeof(meshing::LongAxis) == 3 * 24 + 8, "LongAxis changed: update the mesh cache format");
 static_assert(sizeof(meshing::CavitySurface) == 32 + 3 * 24 + 2 * 8, "CavitySurface changed: update the mesh cache format");
@@ -104,6 +104,8 @@ void write_mesh(BinaryWriter& w, const MeshStageResult& r) {
   w.ints(m.mesh.hexes);
   put_matrix(w, m.mesh.fibre);
   put_matrix(w, m.mesh.sheet);
+  put_matrix(w, m.mesh.sample_fibre);
+  put_matrix(w, m.mesh.sample_sheet);
   w.ints(m.mesh.material);
   w.ints(m.label);
   w.ints(m.labels_used);
@@ -141,6 +143,8 @@ MeshStageResult read_mesh(BinaryReader& rd) {
   m.mesh.hexes = rd.ints<mechanics::Hex>();
   get_matrix(rd, m.mesh.fibre, "fibre");
   get_matrix(rd, m.mesh.sheet, "sheet");
+  get_matrix(rd, m.mesh.sample_fibre, "sample_fibre");
+  get_matrix(rd, m.mesh.sample_sheet, "sample_sheet");
   m.mesh.material = rd.ints<std::uint16_t>();
   m.label = rd.ints<std::int32_t>();
   m.labels_used = rd.ints<std::int32_t>();
@@ -183,6 +187,9 @@ std::string check_consistent(const meshing::VoxelMesh& m) {
   if (std::size_t(m.mesh.fibre.cols()) != ne || std::size_t(m.mesh.sheet.cols()) != ne || m.mesh.material.size() != ne ||
       m.label.size() != ne || m.voxel.size() != ne || std::size_t(m.volume.size()) != ne)
     return "per-element arrays of different lengths";
+  const auto ns = std::size_t(m.mesh.sample_fibre.cols());
+  if ((ns != 0 && ns != 8 * ne) || std::size_t(m.mesh.sample_sheet.cols()) != ns)
+    return "sample frames do not match the element count";
   if (m.mass.size() != nn) return "nodal masses do not match the node count";
   if (m.surface_tag.size() != m.surface_quads.size()) return "surface tags do not match the surface quads";
   auto node_ok = [&](std::int32_t i) { return i >= 0 && i < nn; };

@@ -45,7 +45,7 @@ namespace cardio::pipeline {
 std::uint64_t hash_file(const std::filesystem::path& path, std::uint64_t* size = nullptr);
 
 /// Bump when the payload layout or the meaning of a mesh field changes.
-constexpr std::uint32_t kMeshCacheFormat = 1;
+constexpr std::uint32_t kMeshCacheFormat = 2;  // 2: sample frames
 
 /// "cardiac <version> exe <fnv of /proc/self/exe>" (computed once per process).
 const std::string& program_identity();

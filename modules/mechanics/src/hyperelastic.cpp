@@ -9,6 +9,7 @@
 #include "cardio/core/parallel.hpp"
 #include "cardio/mechanics/material.hpp"
 #include "element_axes.hpp"
+#include "guccione_terms.hpp"
 #include "hourglass.hpp"
 
 namespace cardio::mechanics {
@@ -17,24 +18,8 @@ namespace {
 using V3 = Eigen::Vector3d;
 
 using detail::element_axes;
-
-// Q of the Guccione law (Land et al. 2015, eq. for problem 1) for a symmetric E.
-inline double guccione_q(const GuccioneLaw& m, const Eigen::Matrix3d& E) {
-  return m.b_f * E(0, 0) * E(0, 0) + m.b_t * (E(1, 1) * E(1, 1) + E(2, 2) * E(2, 2) + 2 * E(1, 2) * E(1, 2)) +
-         2 * m.b_fs * (E(0, 1) * E(0, 1) + E(0, 2) * E(0, 2));
-}
-
-// (1/2) dQ/dE as a symmetric tensor: the moduli of the exponent applied to E.
-inline Eigen::Matrix3d half_dq(const GuccioneLaw& m, const Eigen::Matrix3d& E) {
-  Eigen::Matrix3d H;
-  H(0, 0) = m.b_f * E(0, 0);
-  H(1, 1) = m.b_t * E(1, 1);
-  H(2, 2) = m.b_t * E(2, 2);
-  H(1, 2) = H(2, 1) = m.b_t * E(1, 2);
-  H(0, 1) = H(1, 0) = m.b_fs * E(0, 1);
-  H(0, 2) = H(2, 0) = m.b_fs * E(0, 2);
-  return H;
-}
+using detail::guccione_q;
+using detail::half_dq;
 
 void check_range(bool ok, const char* what, double value, const char* range) {
   CARDIO_CHECK(ok, "Guccione law: " << what << " = " << value << " must be " << range);
@@ -338,82 +323,6 @@ GuccioneHourglass guccione_hourglass_data(const NodeMatrix& X, const Eigen::Matr
     h.k_xyz[m] = law.hourglass_factor * e.volume / 9.0 * h.ia[m] * h.ia[m] * Em;
   }
   return h;
-}
-
-GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws)
-    : m_hexes(mesh.hexes), m_material(mesh.material), m_laws(std::move(laws)) {
-  CARDIO_CHECK(!m_laws.empty(), "Guccione forces need at least one material law");
-  for (std::size_t k = 0; k < m_laws.size(); ++k) {
-    try {
-      m_laws[k].validate();
-    } catch (const std::exception& ex) {
-      CARDIO_FAIL("material " << k << ": " << ex.what());
-    }
-  }
-  for (std::size_t e = 0; e < m_hexes.size(); ++e)
-    CARDIO_CHECK(m_material[e] < m_laws.size(), "element " << e << " has material " << m_material[e] << " but only "
-                                                           << m_laws.size() << " are defined");
-  m_data.resize(m_hexes.size());
-  m_hg.resize(m_hexes.size());
-  std::vector<std::string> errors(m_hexes.size());
-  parallel_for(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
-    Eigen::Matrix3d frame;
-    frame << mesh.fibre.col(e), mesh.sheet.col(e), mesh.normal(e);
-    try {
-      const NodeMatrix X = gather(mesh.rest, m_hexes[e]);
-      m_data[e] = bc_element_data(X, frame);
-      m_hg[e] = guccione_hourglass_data(X, frame, m_data[e], m_laws[m_material[e]]);
-    } catch (const std::exception& ex) {
-      errors[e] = ex.what();
-    }
-  });
-  for (std::size_t e = 0; e < errors.size(); ++e)
-    if (!errors[e].empty()) CARDIO_FAIL("element " << e << ": " << errors[e]);
-  m_schedule = schedule_elements(mesh);
-}
-
-void GuccioneForces::set_active_tension(std::vector<double> Ta, std::vector<double> activation) {
-  const std::size_t n = m_hexes.size();
-  CARDIO_CHECK(Ta.empty() || Ta.size() == n, "active tension has " << Ta.size() << " values for " << n << " elements");
-  CARDIO_CHECK(activation.empty() || activation.size() == n,
-               "activation has " << activation.size() << " values for " << n << " elements");
-  for (std::size_t e = 0; e < Ta.size(); ++e)
-    CARDIO_CHECK(std::isfinite(Ta[e]), "active tension of element " << e << " is " << Ta[e] << " kPa");
-  for (std::size_t e = 0; e < activation.size(); ++e)
-    CARDIO_CHECK(activation[e] >= 0 && activation[e] <= 1,
-                 "activation of element " << e << " is " << activation[e] << " (must be in [0, 1])");
-  m_Ta = std::move(Ta);
-  m_activation = std::move(activation);
-}
-
-void GuccioneForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
-  const bool with_v = v.cols() == x.cols() && max_damping_time() > 0;
-  // The schedule makes the scatter race-free and its summation order thread-count independent.
-  for_each_element(m_schedule, [&](std::int32_t e) {
-    const Hex& hx = m_hexes[e];
-    const NodeMatrix xe = gather(x, hx);
-    NodeMatrix ve, fe = NodeMatrix::Zero();
-    if (with_v) ve = gather(v, hx);
-    const std::uint16_t mat = m_material[e];
-    guccione_element_forces(m_data[e], &m_hg[e], m_laws[mat], m_Ta.empty() ? 0.0 : m_Ta[e],
-                            m_activation.empty() ? 0.0 : m_activation[e], xe, with_v ? &ve : nullptr, fe);
-    for (int i = 0; i < 8; ++i) f.col(hx[i]) += fe.col(i);
-  });
-}
-
-double GuccioneForces::energy(const Eigen::Matrix3Xd& x) const {
-  return deterministic_sum(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
-    NodeMatrix fe = NodeMatrix::Zero();
-    const std::uint16_t mat = m_material[e];
-    return guccione_element_forces(m_data[e], &m_hg[e], m_laws[mat], m_Ta.empty() ? 0.0 : m_Ta[e],
-                                   m_activation.empty() ? 0.0 : m_activation[e], gather(x, m_hexes[e]), nullptr, fe);
-  });
-}
-
-double GuccioneForces::max_damping_time() const {
-  double t = 0;
-  for (const auto& m : m_laws) t = std::max(t, m.damping_time);
-  return t;
 }
 
 }  // namespace cardio::mechanics

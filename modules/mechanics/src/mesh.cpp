@@ -1,12 +1,44 @@
 #include "cardio/mechanics/mesh.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
+#include "trilinear.hpp"
 
 namespace cardio::mechanics {
+
+Eigen::Matrix3d HexMesh::sample_frame(std::int64_t e, int g) const {
+  const bool sampled = sample_fibre.cols() == 8 * n_elements();
+  const Eigen::Index c = sampled ? 8 * e + g : e;
+  const Eigen::Vector3d f = sampled ? sample_fibre.col(c) : fibre.col(c);
+  const Eigen::Vector3d s = sampled ? sample_sheet.col(c) : sheet.col(c);
+  Eigen::Matrix3d R;
+  R << f, s, f.cross(s);
+  return R;
+}
+
+WorstElement worst_element(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
+  std::array<Eigen::Matrix<double, 8, 3>, 8> dN;
+  for (int g = 0; g < 8; ++g) dN[std::size_t(g)] = detail::shape_derivatives(detail::gauss_xi(g));
+  std::vector<double> minJ(mesh.hexes.size());
+  parallel_for(mesh.n_elements(), [&](std::int64_t e) {
+    const NodeMatrix X = gather(mesh.rest, mesh.hexes[std::size_t(e)]), xe = gather(x, mesh.hexes[std::size_t(e)]);
+    double m = INFINITY;
+    for (const auto& d : dN) {
+      const double r = (xe * d).determinant() / (X * d).determinant();
+      m = std::isnan(r) ? -INFINITY : std::min(m, r);  // a NaN position counts as inverted
+      if (m == -INFINITY) break;
+    }
+    minJ[std::size_t(e)] = m;
+  });
+  WorstElement w;
+  for (std::size_t e = 0; e < minJ.size(); ++e)
+    if (w.element < 0 || minJ[e] < w.J) w = {std::int64_t(e), minJ[e]};
+  return w;
+}
 
 std::vector<Quad> boundary_faces(const HexMesh& mesh) {
   // Count each face by its sorted node ids; keep those seen once, in element order.

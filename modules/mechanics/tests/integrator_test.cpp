@@ -10,7 +10,7 @@
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
-#include "cardio/mechanics/hyperelastic.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/integrators.hpp"
 #include "test_support.hpp"
 

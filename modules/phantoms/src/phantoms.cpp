@@ -101,6 +101,26 @@ double helix_angle_deg(const EllipsoidShell& shell, const Eigen::Vector3d& p, co
   return wrap_axis_angle(std::atan2(w.dot(c.e_u), w.dot(c.e_v)) / kDeg);
 }
 
+namespace {
+
+// The helix rule in the phantom frame at p: f = sin(alpha) e_u + cos(alpha) e_v, s = the shell
+// normal orthogonalised against f.
+FibreSheet rule_frame(const EllipsoidShell& shell, const HelixRule& helix, const Eigen::Vector3d& p) {
+  const ShellCoordinates c = shell_coordinates(shell, p);
+  const double alpha = (helix.endo_deg + c.t * (helix.epi_deg - helix.endo_deg)) * kDeg;
+  const Eigen::Vector3d f = (std::sin(alpha) * c.e_u + std::cos(alpha) * c.e_v).normalized();
+  return {f, (c.normal - c.normal.dot(f) * f).normalized()};
+}
+
+}  // namespace
+
+FibreSheet phantom_fibre_sheet(const PhantomSpec& spec, std::int32_t label, const Eigen::Vector3d& p) {
+  const bool rv = spec.biventricular && label == spec.labels.rv_myocardium;
+  const EllipsoidShell shell = rv ? spec.rv.shell() : spec.lv.shell();
+  const FibreSheet local = rule_frame(shell, spec.helix, spec.rotation.transpose() * p);
+  return {spec.rotation * local.fibre, spec.rotation * local.sheet};
+}
+
 Phantom make_phantom(const PhantomSpec& spec) {
   const double h = spec.voxel_size;
   if (!(h > 0) || !std::isfinite(h)) CARDIO_FAIL("phantom voxel size must be positive (got " << h << " mm)");
@@ -178,12 +198,9 @@ Phantom make_phantom(const PhantomSpec& spec) {
     const auto idx = static_cast<std::size_t>(v);
     out.labels.values[idx] = label;
     if (!shell) return;
-    const ShellCoordinates c = shell_coordinates(*shell, p);
-    const double alpha = (spec.helix.endo_deg + c.t * (spec.helix.epi_deg - spec.helix.endo_deg)) * kDeg;
-    const Eigen::Vector3d f = (std::sin(alpha) * c.e_u + std::cos(alpha) * c.e_v).normalized();
-    const Eigen::Vector3d s = (c.normal - c.normal.dot(f) * f).normalized();
-    out.fibre.values[idx] = (R * f).cast<float>();
-    out.sheet.values[idx] = (R * s).cast<float>();
+    const FibreSheet fs = rule_frame(*shell, spec.helix, p);
+    out.fibre.values[idx] = (R * fs.fibre).cast<float>();
+    out.sheet.values[idx] = (R * fs.sheet).cast<float>();
   });
 
   // Rotate the physical object: centre(i,j,k) = R * (unrotated centre).

@@ -126,42 +126,4 @@ double guccione_element_forces(const BCElementData& e, const GuccioneLaw& law, d
 double guccione_element_forces(const BCElementData& e, const GuccioneHourglass* hg, const GuccioneLaw& law, double Ta,
                                double activation, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f);
 
-/// The whole mesh of Guccione elements (same geometry as BourguignonCaniForces: voxel-like
-/// parallelepipeds, axes through the barycentre along the element frame).
-class GuccioneForces final : public InternalForces {
- public:
-  /// laws[k] is the law of material index k of the mesh. The mesh is copied in part.
-  GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws);
-
-  /// Active tension Ta [kPa] and activation a in [0, 1] per element, set by the caller before
-  /// each force evaluation (an empty vector means zero everywhere). Not thread-safe against a
-  /// concurrent add_forces.
-  void set_active_tension(std::vector<double> Ta_per_element, std::vector<double> activation_per_element = {});
-  const std::vector<double>& active_tension() const { return m_Ta; }
-  const std::vector<double>& activation() const { return m_activation; }
-
-  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const override;
-  /// Potential energy at the current Ta and activation: includes the active potential
-  /// sum V0 Ta E_ff, so it can be negative in a contracting element.
-  double energy(const Eigen::Matrix3Xd& x) const override;
-  /// True: at fixed Ta and activation, add_forces without damping is exactly -grad energy. When
-  /// the caller changes them over time the energy is not conserved (work of the activation).
-  bool conservative() const override { return true; }
-  double max_damping_time() const override;
-  std::string_view name() const override { return "guccione"; }
-
-  const std::vector<BCElementData>& elements() const { return m_data; }
-  const std::vector<GuccioneLaw>& laws() const { return m_laws; }
-  const std::vector<GuccioneHourglass>& hourglass() const { return m_hg; }
-
- private:
-  std::vector<Hex> m_hexes;
-  std::vector<BCElementData> m_data;
-  std::vector<std::uint16_t> m_material;
-  std::vector<GuccioneLaw> m_laws;
-  std::vector<GuccioneHourglass> m_hg;  ///< per element
-  std::vector<double> m_Ta, m_activation;
-  ElementSchedule m_schedule;
-};
-
 }  // namespace cardio::mechanics

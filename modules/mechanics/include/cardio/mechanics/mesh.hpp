@@ -45,11 +45,17 @@ struct HexMesh {
   Eigen::Matrix3Xd fibre;         ///< per-element unit fibre direction f, 3 x n_elements
   Eigen::Matrix3Xd sheet;         ///< per-element unit sheet direction s (orthogonal to f)
   std::vector<std::uint16_t> material;  ///< per-element index into the material list
+  /// Optional fibre frames at the 8 samples (2x2x2 Gauss points) of every element, for the
+  /// sampled-axes element: column 8 e + g is sample g of element e (3 x 8 n_elements). Empty:
+  /// every sample takes its element's frame.
+  Eigen::Matrix3Xd sample_fibre, sample_sheet;
 
   std::int64_t n_nodes() const { return rest.cols(); }
   std::int64_t n_elements() const { return static_cast<std::int64_t>(hexes.size()); }
   /// Normal direction n = f x s of element e (right-handed frame).
   Eigen::Vector3d normal(std::int64_t e) const { return fibre.col(e).cross(sheet.col(e)); }
+  /// Frame [f s n] of sample g of element e (the element frame when no sample frames are set).
+  Eigen::Matrix3d sample_frame(std::int64_t e, int g) const;
 };
 
 /// A boundary quadrilateral: 4 node ids ordered with the outward normal by the right-hand rule.
@@ -58,6 +64,14 @@ using Quad = std::array<std::int32_t, 4>;
 /// Volume of a hexahedron [mm^3] (divergence theorem over its 6 faces, each bilinear face split
 /// along both diagonals and averaged: exact for planar faces).
 double hex_volume(const NodeMatrix& x);
+
+/// The element with the smallest det F over its 2x2x2 Gauss points at positions x (rest: the
+/// mesh's), and that value. An element is inverted when it is <= 0. Deterministic (ties: lowest id).
+struct WorstElement {
+  std::int64_t element = -1;
+  double J = 1;  ///< smallest sample det F
+};
+WorstElement worst_element(const HexMesh& mesh, const Eigen::Matrix3Xd& x);
 
 /// All faces that belong to exactly one element (the mesh boundary), outward oriented,
 /// in a deterministic order (by element, then local face).

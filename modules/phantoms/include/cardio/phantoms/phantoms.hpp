@@ -104,6 +104,15 @@ struct Phantom {
 
 Phantom make_phantom(const PhantomSpec& spec);
 
+/// Fibre and sheet (physical axes; unit, orthogonal) of the phantom's rule at a physical point p
+/// [mm] of the myocardium with `label` (the RV shell for labels.rv_myocardium of a biventricular
+/// phantom, else the LV shell): the rule make_phantom applies at voxel centres, evaluated anywhere
+/// (the sampled-axes element takes it at its Gauss points).
+struct FibreSheet {
+  Eigen::Vector3d fibre, sheet;
+};
+FibreSheet phantom_fibre_sheet(const PhantomSpec& spec, std::int32_t label, const Eigen::Vector3d& p);
+
 /// Point of an ellipsoid shell in ellipsoidal coordinates, with the local unit directions.
 struct ShellCoordinates {
   double t = 0;              ///< transmural (0 inner surface, 1 outer); may leave [0, 1]

@@ -1,0 +1,74 @@
+#pragma once
+/// @file myocardium.hpp
+/// The myocardium of a mesh: the Guccione law with active tension on every element, carried by
+/// the sampled-axes element (sampled_axes.hpp, the default for hearts) or by the one-point
+/// element with physical hourglass control (hyperelastic.hpp).
+#include <Eigen/Core>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "cardio/mechanics/hyperelastic.hpp"
+#include "cardio/mechanics/internal_forces.hpp"
+#include "cardio/mechanics/mesh.hpp"
+#include "cardio/mechanics/sampled_axes.hpp"
+
+namespace cardio::mechanics {
+
+/// Which element carries the law (docs/calibration.md, "Which element").
+enum class ElementKind {
+  sampled_axes,  ///< axes at the 2x2x2 Gauss points, mean-dilatation volume term (sampled_axes.hpp);
+                 ///< any hexahedron, fibre frames per sample; the default for hearts
+  one_point,     ///< the centre axes + physical hourglass control; voxel parallelepipeds only
+};
+
+/// The whole mesh of Guccione elements: one-point elements (voxel-like parallelepipeds, axes
+/// through the barycentre along the element frame) or sampled-axes elements (any hexahedron, the
+/// mesh's sample frames).
+class GuccioneForces final : public InternalForces {
+ public:
+  /// laws[k] is the law of material index k of the mesh. The mesh is copied in part.
+  GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind = ElementKind::one_point);
+
+  /// Active tension Ta [kPa] and activation a in [0, 1] per element, set by the caller before
+  /// each force evaluation (an empty vector means zero everywhere). Not thread-safe against a
+  /// concurrent add_forces.
+  void set_active_tension(std::vector<double> Ta_per_element, std::vector<double> activation_per_element = {});
+  const std::vector<double>& active_tension() const { return m_Ta; }
+  const std::vector<double>& activation() const { return m_activation; }
+
+  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const override;
+  /// Potential energy at the current Ta and activation: includes the active potential
+  /// sum V0 Ta E_ff, so it can be negative in a contracting element.
+  double energy(const Eigen::Matrix3Xd& x) const override;
+  /// True: at fixed Ta and activation, add_forces without damping is exactly -grad energy. When
+  /// the caller changes them over time the energy is not conserved (work of the activation).
+  bool conservative() const override { return true; }
+  double max_damping_time() const override;
+  std::string_view name() const override {
+    return m_kind == ElementKind::sampled_axes ? "guccione_sampled_axes" : "guccione_one_point";
+  }
+  ElementKind kind() const { return m_kind; }
+
+  /// One-point element data (empty for sampled-axes elements).
+  const std::vector<BCElementData>& elements() const { return m_data; }
+  const std::vector<GuccioneLaw>& laws() const { return m_laws; }
+  const std::vector<GuccioneHourglass>& hourglass() const { return m_hg; }
+
+ private:
+  /// Forces and energy of element e at its node positions (the kind's kernel).
+  double element_forces(std::int32_t e, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) const;
+
+  std::vector<Hex> m_hexes;
+  std::vector<BCElementData> m_data;
+  std::vector<std::uint16_t> m_material;
+  std::vector<GuccioneLaw> m_laws;
+  std::vector<GuccioneHourglass> m_hg;  ///< per element (one-point)
+  std::vector<SampledElementData> m_sampled;  ///< per element (sampled axes)
+  ElementKind m_kind = ElementKind::one_point;
+  std::vector<double> m_Ta, m_activation;
+  ElementSchedule m_schedule;
+};
+
+
+}  // namespace cardio::mechanics

@@ -1,0 +1,103 @@
+#include "cardio/mechanics/myocardium.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "cardio/core/error.hpp"
+#include "cardio/core/parallel.hpp"
+
+namespace cardio::mechanics {
+
+GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind)
+    : m_hexes(mesh.hexes), m_material(mesh.material), m_laws(std::move(laws)), m_kind(kind) {
+  CARDIO_CHECK(!m_laws.empty(), "Guccione forces need at least one material law");
+  for (std::size_t k = 0; k < m_laws.size(); ++k) {
+    try {
+      m_laws[k].validate();
+    } catch (const std::exception& ex) {
+      CARDIO_FAIL("material " << k << ": " << ex.what());
+    }
+  }
+  for (std::size_t e = 0; e < m_hexes.size(); ++e)
+    CARDIO_CHECK(m_material[e] < m_laws.size(), "element " << e << " has material " << m_material[e] << " but only "
+                                                           << m_laws.size() << " are defined");
+  const bool sampled = kind == ElementKind::sampled_axes;
+  if (sampled) {
+    m_sampled.resize(m_hexes.size());
+  } else {
+    m_data.resize(m_hexes.size());
+    m_hg.resize(m_hexes.size());
+  }
+  std::vector<std::string> errors(m_hexes.size());
+  parallel_for(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
+    try {
+      const NodeMatrix X = gather(mesh.rest, m_hexes[std::size_t(e)]);
+      if (sampled) {
+        std::array<Eigen::Matrix3d, kSamples> frames;
+        for (int g = 0; g < kSamples; ++g) frames[std::size_t(g)] = mesh.sample_frame(e, g);
+        m_sampled[std::size_t(e)] = sampled_element_data(X, frames);
+      } else {
+        Eigen::Matrix3d frame;
+        frame << mesh.fibre.col(e), mesh.sheet.col(e), mesh.normal(e);
+        m_data[std::size_t(e)] = bc_element_data(X, frame);
+        m_hg[std::size_t(e)] = guccione_hourglass_data(X, frame, m_data[std::size_t(e)], m_laws[m_material[std::size_t(e)]]);
+      }
+    } catch (const std::exception& ex) {
+      errors[std::size_t(e)] = ex.what();
+    }
+  });
+  for (std::size_t e = 0; e < errors.size(); ++e)
+    if (!errors[e].empty()) CARDIO_FAIL("element " << e << ": " << errors[e]);
+  m_schedule = schedule_elements(mesh);
+}
+
+void GuccioneForces::set_active_tension(std::vector<double> Ta, std::vector<double> activation) {
+  const std::size_t n = m_hexes.size();
+  CARDIO_CHECK(Ta.empty() || Ta.size() == n, "active tension has " << Ta.size() << " values for " << n << " elements");
+  CARDIO_CHECK(activation.empty() || activation.size() == n,
+               "activation has " << activation.size() << " values for " << n << " elements");
+  for (std::size_t e = 0; e < Ta.size(); ++e)
+    CARDIO_CHECK(std::isfinite(Ta[e]), "active tension of element " << e << " is " << Ta[e] << " kPa");
+  for (std::size_t e = 0; e < activation.size(); ++e)
+    CARDIO_CHECK(activation[e] >= 0 && activation[e] <= 1,
+                 "activation of element " << e << " is " << activation[e] << " (must be in [0, 1])");
+  m_Ta = std::move(Ta);
+  m_activation = std::move(activation);
+}
+
+double GuccioneForces::element_forces(std::int32_t e, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) const {
+  const std::size_t i = std::size_t(e);
+  const GuccioneLaw& law = m_laws[m_material[i]];
+  const double Ta = m_Ta.empty() ? 0.0 : m_Ta[i], a = m_activation.empty() ? 0.0 : m_activation[i];
+  if (m_kind == ElementKind::sampled_axes) return sampled_element_forces(m_sampled[i], law, Ta, a, x, v, f);
+  return guccione_element_forces(m_data[i], &m_hg[i], law, Ta, a, x, v, f);
+}
+
+void GuccioneForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
+  const bool with_v = v.cols() == x.cols() && max_damping_time() > 0;
+  // The schedule makes the scatter race-free and its summation order thread-count independent.
+  for_each_element(m_schedule, [&](std::int32_t e) {
+    const Hex& hx = m_hexes[std::size_t(e)];
+    const NodeMatrix xe = gather(x, hx);
+    NodeMatrix ve, fe = NodeMatrix::Zero();
+    if (with_v) ve = gather(v, hx);
+    element_forces(e, xe, with_v ? &ve : nullptr, fe);
+    for (int i = 0; i < 8; ++i) f.col(hx[i]) += fe.col(i);
+  });
+}
+
+double GuccioneForces::energy(const Eigen::Matrix3Xd& x) const {
+  return deterministic_sum(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
+    NodeMatrix fe = NodeMatrix::Zero();
+    return element_forces(std::int32_t(e), gather(x, m_hexes[std::size_t(e)]), nullptr, fe);
+  });
+}
+
+double GuccioneForces::max_damping_time() const {
+  double t = 0;
+  for (const auto& m : m_laws) t = std::max(t, m.damping_time);
+  return t;
+}
+
+}  // namespace cardio::mechanics

@@ -1,0 +1,217 @@
+// The sampled-axes element (sampled_axes.hpp) against independent references: the continuum
+// Guccione law at every sample of an affine motion (patch test), nodal forces of a uniform stress
+// integrated independently, the exact hexahedron volume, forces against the energy gradient,
+// objectivity of the production kernel, and exactly six zero-energy modes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "cardio/mechanics/myocardium.hpp"
+#include "guccione_reference.hpp"
+#include "test_support.hpp"
+
+namespace cardio::mechanics {
+namespace {
+
+using testing::M3;
+using testing::V3;
+
+// A general (non-parallelepiped) hexahedron: a unit-ish cube with every node moved at random.
+NodeMatrix distorted_hex(std::mt19937_64& rng, double amount = 0.15) {
+  std::uniform_real_distribution<double> u(-amount, amount);
+  const int corner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+  NodeMatrix X;
+  for (int i = 0; i < 8; ++i)
+    for (int d = 0; d < 3; ++d) X(d, i) = 1.2 * corner[i][d] + u(rng);
+  return X;
+}
+
+std::array<M3, kSamples> random_frames(std::mt19937_64& rng) {
+  std::array<M3, kSamples> R;
+  for (auto& r : R) r = testing::random_rotation(rng);
+  return R;
+}
+
+GuccioneLaw active_law() {
+  GuccioneLaw law;
+  law.bulk = 350;
+  law.active.beta = 0.1;
+  law.active.gamma = 0.3;
+  return law;
+}
+
+// Independent trilinear gradient: dN_i/dX at xi from central differences of the shape functions
+// and of the rest map (no code shared with the kernel).
+Eigen::Matrix<double, 8, 3> reference_gradient(const NodeMatrix& X, const V3& xi) {
+  auto N = [](const V3& p) {
+    Eigen::Matrix<double, 8, 1> n;
+    const int s[8][3] = {{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1}, {-1, -1, 1}, {1, -1, 1}, {1, 1, 1}, {-1, 1, 1}};
+    for (int i = 0; i < 8; ++i) n[i] = (1 + s[i][0] * p[0]) * (1 + s[i][1] * p[1]) * (1 + s[i][2] * p[2]) / 8;
+    return n;
+  };
+  Eigen::Matrix<double, 8, 3> dNdxi;
+  for (int a = 0; a < 3; ++a) {
+    V3 h = V3::Zero();
+    h[a] = 1e-6;
+    dNdxi.col(a) = (N(xi + h) - N(xi - h)) / 2e-6;
+  }
+  return dNdxi * (X * dNdxi).inverse();
+}
+
+TEST(SampledAxes, ZeroForceAndEnergyAtRest) {
+  std::mt19937_64 rng(3);
+  const NodeMatrix X = distorted_hex(rng);
+  const SampledElementData d = sampled_element_data(X, random_frames(rng));
+  NodeMatrix f = NodeMatrix::Zero();
+  EXPECT_NEAR(sampled_element_forces(d, active_law(), 0, 0, X, nullptr, f), 0, 1e-14);
+  EXPECT_LT(f.norm(), 1e-13);
+  // The rest volume is the exact volume of the trilinear hexahedron.
+  EXPECT_NEAR(d.volume, hex_volume(X), 1e-12);
+}
+
+TEST(SampledAxes, AffinePatchGivesTheContinuumStressAtEverySample) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 5; ++trial) {
+    const NodeMatrix X = distorted_hex(rng);
+    const auto frames = random_frames(rng);
+    const SampledElementData d = sampled_element_data(X, frames);
+    M3 F = M3::Identity() + 0.15 * M3::Random();
+    const NodeMatrix x = (F * X).colwise() + V3(0.3, -0.2, 0.1);
+    for (double Ta : {0.0, 12.0}) {
+      GuccioneLaw law;
+      law.bulk = 350;
+      const testing::Reference ref = testing::reference_of(law, Ta);
+      NodeMatrix f = NodeMatrix::Zero();
+      const double W = sampled_element_forces(d, law, Ta, 0, x, nullptr, f);
+      // Energy: sum_g w_g W_ref(R_g^T F R_g) (the penalty's Jbar = det F for an affine motion).
+      double W_ref = 0;
+      NodeMatrix f_ref = NodeMatrix::Zero();
+      for (int g = 0; g < kSamples; ++g) {
+        const M3& R = frames[std::size_t(g)];
+        const M3 Fm = R.transpose() * F * R;  // F in the sample's material frame
+        W_ref += d.weight[std::size_t(g)] * testing::ref_W(ref, Fm);
+        // Nodal forces of the uniform stress: f_j = -sum_g w_g F S grad N_j (S rotated to xyz).
+        const M3 P = F * (R * testing::ref_S(ref, Fm) * R.transpose());
+        const Eigen::Matrix<double, 8, 3> G = reference_gradient(X, sample_xi(g));
+        f_ref -= d.weight[std::size_t(g)] * P * G.transpose();
+      }
+      EXPECT_NEAR(W, W_ref, 1e-10 * std::abs(W_ref)) << "trial " << trial << " Ta " << Ta;
+      EXPECT_LT((f - f_ref).norm(), 1e-7 * f_ref.norm()) << "trial " << trial << " Ta " << Ta;
+    }
+  }
+}
+
+TEST(SampledAxes, InteriorNodesOfADistortedPatchAreInEquilibriumUnderAffineMotion) {
+  // Patch test: 2x2x2 block, centre node moved off the lattice; a uniform deformation leaves the
+  // centre node with zero force (the 2x2x2 rule integrates grad N det J exactly on any hexahedron).
+  const BlockSpec spec{2, 2, 2, 1.0, V3::Zero()};
+  HexMesh mesh = make_block(spec, testing::oblique_fibres());
+  const std::int32_t centre = block_node(spec, 1, 1, 1);
+  mesh.rest.col(centre) += V3(0.17, -0.11, 0.08);
+  GuccioneForces model(mesh, {active_law()}, ElementKind::sampled_axes);
+  model.set_active_tension(std::vector<double>(8, 20.0), std::vector<double>(8, 0.4));
+  const M3 F = M3::Identity() + 0.2 * M3::Random();
+  const Eigen::Matrix3Xd x = F * mesh.rest;
+  Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
+  model.add_forces(x, Eigen::Matrix3Xd(), f);
+  EXPECT_LT(f.col(centre).norm(), 1e-10 * f.colwise().norm().maxCoeff());
+  EXPECT_GT(f.colwise().norm().maxCoeff(), 1e-3);  // the boundary does carry the stress
+}
+
+TEST(SampledAxes, ForcesAreTheEnergyGradient) {
+  std::mt19937_64 rng(7);
+  const NodeMatrix X = distorted_hex(rng);
+  const SampledElementData d = sampled_element_data(X, random_frames(rng));
+  const GuccioneLaw law = active_law();
+  NodeMatrix x = X + 0.12 * NodeMatrix::Random();
+  NodeMatrix f = NodeMatrix::Zero();
+  sampled_element_forces(d, law, 25.0, 0.6, x, nullptr, f);
+  double worst = 0;
+  for (int j = 0; j < 8; ++j)
+    for (int c = 0; c < 3; ++c) {
+      const double h = 1e-6;
+      NodeMatrix xp = x, xm = x, scratch = NodeMatrix::Zero();
+      xp(c, j) += h;
+      xm(c, j) -= h;
+      const double dW = (sampled_element_forces(d, law, 25.0, 0.6, xp, nullptr, scratch) -
+                         sampled_element_forces(d, law, 25.0, 0.6, xm, nullptr, scratch)) / (2 * h);
+      worst = std::max(worst, std::abs(f(c, j) + dW));
+    }
+  EXPECT_LT(worst, 1e-6 * f.norm());
+}
+
+TEST(SampledAxes, VolumeTermActsOnTheExactElementVolume) {
+  // Jbar V0 equals the hexahedron's exact volume (divergence theorem, mesh.hpp) in any deformation.
+  std::mt19937_64 rng(11);
+  const NodeMatrix X = distorted_hex(rng);
+  const SampledElementData d = sampled_element_data(X, random_frames(rng));
+  const NodeMatrix x = X + 0.2 * NodeMatrix::Random();
+  EXPECT_NEAR(sampled_element_dilatation(d, x).mean_J * d.volume, hex_volume(x), 1e-12 * hex_volume(x));
+}
+
+TEST(SampledAxes, ProductionKernelIsObjective) {
+  std::mt19937_64 rng(13);
+  const HexMesh mesh = make_block({3, 2, 2, 0.7, V3(1, 2, 3)}, FibreField{FibreField::Kind::random});
+  GuccioneForces model(mesh, {active_law()}, ElementKind::sampled_axes);
+  model.set_active_tension(std::vector<double>(std::size_t(mesh.n_elements()), 15.0),
+                           std::vector<double>(std::size_t(mesh.n_elements()), 0.5));
+  Eigen::Matrix3Xd x = mesh.rest + 0.08 * Eigen::Matrix3Xd::Random(3, mesh.n_nodes());
+  const Eigen::VectorXd f0 = testing::flat_forces(model, x);
+  const double W0 = model.energy(x);
+  for (int k = 0; k < 3; ++k) {
+    const M3 Q = testing::random_rotation(rng);
+    const Eigen::Matrix3Xd y = (Q * x).colwise() + V3(4, -2, 7);
+    const Eigen::VectorXd f1 = testing::flat_forces(model, y);
+    Eigen::Matrix3Xd rotated = Q * Eigen::Map<const Eigen::Matrix3Xd>(f0.data(), 3, x.cols());
+    EXPECT_LT((f1 - Eigen::Map<const Eigen::VectorXd>(rotated.data(), rotated.size())).norm(), 1e-10 * f0.norm());
+    EXPECT_NEAR(model.energy(y), W0, 1e-11 * std::abs(W0));
+  }
+}
+
+int zero_modes(const HexMesh& mesh) {
+  GuccioneForces model(mesh, {GuccioneLaw{}}, ElementKind::sampled_axes);
+  const Eigen::MatrixXd K = testing::fd_stiffness(model, mesh.rest);
+  const Eigen::VectorXd ev = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(0.5 * (K + K.transpose())).eigenvalues();
+  return int((ev.cwiseAbs().array() < 1e-7 * ev.cwiseAbs().maxCoeff()).count());
+}
+
+TEST(SampledAxes, FreeBlockHasExactlySixZeroModesWithoutHourglassControl) {
+  const BlockSpec spec{3, 3, 3, 1.0, V3::Zero()};
+  EXPECT_EQ(zero_modes(make_block(spec, FibreField{})), 6) << "aligned frames";
+  EXPECT_EQ(zero_modes(make_block(spec, testing::oblique_fibres())), 6) << "oblique frames";
+  // Per-sample frames turning through the block, as in a heart wall.
+  HexMesh turning = make_block(spec, FibreField{});
+  std::mt19937_64 rng(17);
+  turning.sample_fibre.resize(3, 8 * turning.n_elements());
+  turning.sample_sheet.resize(3, 8 * turning.n_elements());
+  for (Eigen::Index c = 0; c < turning.sample_fibre.cols(); ++c) {
+    const M3 R = testing::random_rotation(rng);
+    turning.sample_fibre.col(c) = R.col(0);
+    turning.sample_sheet.col(c) = R.col(1);
+  }
+  EXPECT_EQ(zero_modes(turning), 6) << "random per-sample frames";
+  EXPECT_EQ(zero_modes(make_block({1, 1, 1, 1.0, V3::Zero()}, FibreField{})), 6) << "one element";
+}
+
+TEST(SampledAxes, RejectsAnElementInvertedAtRest) {
+  std::mt19937_64 rng(19);
+  NodeMatrix X = distorted_hex(rng, 0.0);
+  X.col(0).swap(X.col(6));  // two opposite corners exchanged
+  EXPECT_THROW(sampled_element_data(X, random_frames(rng)), cardio::Error);
+}
+
+TEST(SampledAxes, WorstElementFindsTheInvertedOne) {
+  const HexMesh mesh = make_block({3, 1, 1, 1.0, V3::Zero()}, FibreField{});
+  Eigen::Matrix3Xd x = mesh.rest;
+  EXPECT_NEAR(worst_element(mesh, x).J, 1.0, 1e-12);
+  // Push the +x face of element 2 through its -x face.
+  for (std::int32_t n = 0; n < mesh.n_nodes(); ++n)
+    if (mesh.rest(0, n) > 2.5) x(0, n) = 1.5;
+  const WorstElement w = worst_element(mesh, x);
+  EXPECT_EQ(w.element, 2);
+  EXPECT_LT(w.J, 0);
+}
+
+}  // namespace
+}  // namespace cardio::mechanics
