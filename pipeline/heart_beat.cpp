@@ -308,6 +308,9 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
       L.next_sample += sim.analysis.interval;
     }
     if (t >= L.next_frame - 1e-9) {
+      check_physical_state(m, s.x, "beat at t = " + io::CsvTable::number(t) + " ms",
+                           "the time step is too large (lower simulation.dt_safety or leave simulation.dt unset), "
+                           "or the loads too large (active tension, pressures) for this mesh");
       write_frame();
       L.next_frame += sim.output_interval;
     }

@@ -112,6 +112,23 @@ std::vector<Quad> select_quads(const SurfaceSelector& s, const meshing::VoxelMes
   return out;
 }
 
+void check_physical_state(const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x, const std::string& when,
+                          const std::string& likely_cause) {
+  const mechanics::WorstElement w = mechanics::worst_element(m.mesh, x);
+  if (w.element >= 0 && !(w.J > 0)) {
+    const imaging::Index3 v = m.grid.index(m.voxel[std::size_t(w.element)]);
+    CARDIO_FAIL(when << ": element " << w.element << " (voxel " << v[0] << ", " << v[1] << ", " << v[2] << "; label "
+                     << m.label[std::size_t(w.element)] << ") is inverted: det F = " << w.J
+                     << " at a Gauss point (must be > 0). Likely cause: " << likely_cause);
+  }
+  for (const auto& c : m.cavities) {
+    const double V = meshing::cavity_volume(c, x);
+    if (!(V > 0))
+      CARDIO_FAIL(when << ": cavity '" << c.name << "' has volume " << V / 1000.0
+                       << " mL (must be > 0): the walls have passed through each other. Likely cause: " << likely_cause);
+  }
+}
+
 HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& m, double mass_scaling) {
   const mechanics::HexMesh& mesh = m.mesh;
   mechanics::GuccioneLaw law;
@@ -182,6 +199,12 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
       converged = false;
       break;
     }
+    std::ostringstream when;
+    when << "quasi-static load step " << k << "/" << sim.load_steps << " (pressures at " << 100 * s << " %, active tension "
+         << s * sim.active_tension << " kPa)";
+    check_physical_state(m, state.x, when.str(),
+                         "the load is too large for this mesh and material (lower loads.pressures or active.tension), "
+                         "or the steps too coarse (raise simulation.load_steps)");
   }
 
   HeartRunResult out;

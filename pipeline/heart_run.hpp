@@ -33,6 +33,12 @@ struct HeartRunResult {
 /// plane that selects nothing) are cardio::Error naming the config location.
 HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log);
 
+/// A non-physical state is a failure: throws cardio::Error when an element is inverted (det F <= 0
+/// at one of its 2x2x2 Gauss points, or a NaN position) or a cavity's volume is not positive,
+/// naming the element (id, voxel, label), its J, `when` (the load step or time) and `likely_cause`.
+void check_physical_state(const meshing::VoxelMesh& mesh, const Eigen::Matrix3Xd& x, const std::string& when,
+                          const std::string& likely_cause);
+
 /// The distinct nodes of a set of quads, ascending.
 std::vector<std::int32_t> nodes_of(const std::vector<mechanics::Quad>& quads);
 

@@ -19,6 +19,7 @@
 #include "cardio/imaging/memory.hpp"
 #include "cardio/imaging/resample.hpp"
 #include "cardio/io/json.hpp"
+#include "cardio/meshing/boundary_fit.hpp"
 #include "cardio/io/vtu.hpp"
 #include "cardio/phantoms/phantoms.hpp"
 #include "cardio/surfaces/rasterize.hpp"
@@ -170,6 +171,44 @@ void read_fibre_vectors(const FibreParams& f, imaging::VectorVolume& fibre, imag
   }
 }
 
+/// The phantom's smooth surfaces per surface tag: each tag's nodes go to the closest of its
+/// candidate surfaces (the RV endocardium of a biventricular phantom includes the septum, which
+/// lies on the LV epicardium). Cavities named other than lv / rv are not fitted.
+std::map<std::string, meshing::SurfaceProjector> phantom_projectors(const phantoms::PhantomSpec& spec) {
+  using S = phantoms::PhantomSurface;
+  auto closest_of = [spec](std::vector<S> candidates) {
+    return [spec, candidates](const Eigen::Vector3d& p) {
+      Eigen::Vector3d best = p;
+      double best_d = INFINITY;
+      for (S c : candidates) {
+        const Eigen::Vector3d q = phantoms::project_onto_surface(spec, c, p);
+        if ((q - p).norm() < best_d) best_d = (q - p).norm(), best = q;
+      }
+      return best;
+    };
+  };
+  std::map<std::string, meshing::SurfaceProjector> out;
+  out["endocardium_lv"] = closest_of({S::lv_endocardium});
+  if (spec.biventricular) {
+    out["epicardium"] = closest_of({S::lv_epicardium, S::rv_epicardium});
+    out["endocardium_rv"] = closest_of({S::rv_endocardium, S::lv_epicardium});
+  } else {
+    out["epicardium"] = closest_of({S::lv_epicardium});
+  }
+  return out;
+}
+
+nlohmann::json fit_report_json(const meshing::BoundaryFitReport& r) {
+  return {{"method", "smooth"},
+          {"fitted_nodes", r.fitted_nodes},
+          {"skipped_nodes", r.skipped_nodes},
+          {"relaxed_nodes", r.relaxed_nodes},
+          {"limited_elements", r.limited_elements},
+          {"max_move_mm", r.max_move_mm},
+          {"rms_move_mm", r.rms_move_mm},
+          {"min_corner_jacobian_ratio", r.min_jacobian_ratio}};
+}
+
 /// Fibre frames at the 8 samples of every element (the sampled-axes element): the phantom's
 /// analytic rule where the fibres come from it, else the voxel frames interpolated as structure
 /// tensors (fibres/sampling.hpp). Returns how they were obtained, for the report.
@@ -307,6 +346,13 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   // --- voxelize ---
   MeshStageResult out;
   out.mesh = meshing::build_voxel_mesh(roles, boundary, frames, cfg.density);
+  json fit = {{"method", "staircase"}};
+  if (geo.boundary_fit == "smooth") {
+    CARDIO_CHECK(im.phantom, "boundary_fit: smooth needs a phantom source");
+    fit = fit_report_json(meshing::fit_boundary(out.mesh, phantom_projectors(*im.phantom), cfg.density));
+    say("boundary fitted: " + fit["fitted_nodes"].dump() + " nodes onto the smooth surface, " +
+        fit["limited_elements"].dump() + " elements limited to stay valid");
+  }
   const std::string sampling = sample_fibre_frames(out.mesh, frames, fp.source == "phantom" ? im.phantom : std::nullopt);
   const meshing::VoxelMesh& m = out.mesh;
   for (const auto& cav : m.cavities) {
@@ -338,6 +384,7 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
       {"fibre_source", fibre_source},
       {"fibre_voxels_filled_by_rule", filled},
       {"fibre_sampling", sampling},
+      {"boundary_fit", fit},
       {"islands", {{"components", islands.components},
                    {"dropped_components", islands.dropped_components},
                    {"dropped_voxels", islands.dropped_voxels},

@@ -311,6 +311,19 @@ TEST_F(CliTest, UnconvergedRunFailsWithExit1) {
   expect_no_results();
 }
 
+TEST_F(CliTest, InvertedElementFailsTheQuasiStaticRun) {
+  // Land problem 3 with a tenfold active tension crushes the wall: exit 1, the element, its J and
+  // the load step named, no summary (a non-physical end state is a failure, not a result).
+  const std::string config = std::string(CARDIO_SOURCE_DIR) + "/configs/benchmarks/land2015_problem3.yaml";
+  const Result r = cardiac({"run", config, "-o", out().string(), "--threads", "1", "--set", "active.tension=1000 kPa",
+                            "--set", "geometry.phantom.voxel_size=2 mm", "--set", "simulation.load_steps=2"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "is inverted: det F = -");
+  EXPECT_HAS(r.err, "load step 1/2");
+  EXPECT_HAS(r.err, "Likely cause");
+  expect_no_results();
+}
+
 }  // namespace
 
 // --- heart configs: cardiac phantom, mesh, validate (issue 3) ---

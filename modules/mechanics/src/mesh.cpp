@@ -20,6 +20,19 @@ Eigen::Matrix3d HexMesh::sample_frame(std::int64_t e, int g) const {
   return R;
 }
 
+double min_corner_jacobian(const NodeMatrix& x, int* corner) {
+  double m = INFINITY;
+  for (int i = 0; i < 8; ++i) {
+    const Eigen::Vector3d xi(detail::kCorner[i][0], detail::kCorner[i][1], detail::kCorner[i][2]);
+    const double J = (x * detail::shape_derivatives(xi)).determinant();
+    if (J < m) {
+      m = J;
+      if (corner) *corner = i;
+    }
+  }
+  return m;
+}
+
 WorstElement worst_element(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
   std::array<Eigen::Matrix<double, 8, 3>, 8> dN;
   for (int g = 0; g < 8; ++g) dN[std::size_t(g)] = detail::shape_derivatives(detail::gauss_xi(g));

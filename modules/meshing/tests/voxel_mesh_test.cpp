@@ -3,9 +3,13 @@
 
 #include <Eigen/Geometry>
 #include <functional>
+#include <iostream>
+#include <set>
 
 #include "cardio/core/error.hpp"
 #include "cardio/meshing/boundary.hpp"
+#include "cardio/meshing/boundary_fit.hpp"
+#include "cardio/mechanics/mesh.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 
 namespace cardio::meshing {
@@ -175,6 +179,53 @@ TEST(VoxelMesh, NoMyocardiumIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no myocardium voxel"), std::string::npos);
   }
+}
+
+
+// Boundary fitting (boundary_fit.hpp): a voxelized ball fitted to its sphere. The fitted nodes lie
+// on the sphere, the mesh volume approaches the ball's 4/3 pi R^3 far better than the staircase,
+// every element stays valid, and the masses follow the new volumes.
+TEST(BoundaryFit, VoxelBallIsFittedToItsSphere) {
+  const double R = 6.3, h = 1.0;
+  Grid g;
+  g.size = {15, 15, 15};
+  g.spacing = Eigen::Vector3d::Constant(h);
+  g.origin = Eigen::Vector3d::Constant(-7.0);  // voxel centres at -7 .. 7
+  const RoleVolume roles = make_roles(g, [&](long i, long j, long k) {
+    return g.point(i, j, k).norm() <= R ? RoleVolume::kMyocardium : RoleVolume::kOutside;
+  });
+  VoxelMesh m = build_voxel_mesh(roles, classify_boundary(roles, BaseSpec{BaseSpec::Mode::none}), uniform_frames(roles), 1.06);
+  const double exact = 4.0 / 3.0 * M_PI * R * R * R;
+  const double staircase = m.volume.sum();
+  const auto sphere = [&](const Eigen::Vector3d& p) -> Eigen::Vector3d { return R * p.normalized(); };
+  const BoundaryFitReport r = fit_boundary(m, {{"epicardium", sphere}}, 1.06);
+  EXPECT_GT(r.fitted_nodes, 300);
+  EXPECT_GE(r.min_jacobian_ratio, BoundaryFitOptions{}.min_jacobian_ratio);
+  EXPECT_GT(r.relaxed_nodes, 0);
+  std::set<std::int32_t> surface;
+  for (const auto& q : m.surface_quads) surface.insert(q.begin(), q.end());
+  std::int64_t on_sphere = 0, near_sphere = 0;
+  double worst = 0;
+  for (std::int32_t n : surface) {
+    const double d = std::abs(m.mesh.rest.col(n).norm() - R);
+    on_sphere += d < 1e-9;
+    near_sphere += d < 0.1 * h;
+    worst = std::max(worst, d);
+  }
+  std::cout << surface.size() << " surface nodes: " << on_sphere << " exactly on the sphere, " << near_sphere
+            << " within 0.1 h, farthest " << worst << " mm\n";
+  // Measured: 55 % of the surface nodes within 0.1 h, the farthest at 0.38 h (staircase: up to 0.87 h);
+  // the rest were held back to keep convex staircase corners valid.
+  EXPECT_GT(double(near_sphere), 0.5 * double(surface.size()));
+  EXPECT_LT(worst, 0.5 * h);
+  const double fitted = m.volume.sum();
+  std::cout << "ball R = " << R << " mm at h = " << h << " mm: staircase " << staircase << ", fitted " << fitted
+            << ", exact " << exact << " mm^3; " << r.limited_elements << " elements limited\n";
+  EXPECT_LT(std::abs(fitted - exact), 0.5 * std::abs(staircase - exact));
+  EXPECT_LT(std::abs(fitted - exact) / exact, 0.015);
+  EXPECT_NEAR(m.mass.sum(), 1.06 * fitted, 1e-9 * fitted);
+  for (std::int64_t e = 0; e < m.mesh.n_elements(); ++e)
+    EXPECT_GT(mechanics::min_corner_jacobian(mechanics::gather(m.mesh.rest, m.mesh.hexes[std::size_t(e)])), 0);
 }
 
 }  // namespace

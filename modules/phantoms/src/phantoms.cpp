@@ -121,6 +121,17 @@ FibreSheet phantom_fibre_sheet(const PhantomSpec& spec, std::int32_t label, cons
   return {spec.rotation * local.fibre, spec.rotation * local.sheet};
 }
 
+Eigen::Vector3d project_onto_surface(const PhantomSpec& spec, PhantomSurface surface, const Eigen::Vector3d& p) {
+  const bool rv = surface == PhantomSurface::rv_endocardium || surface == PhantomSurface::rv_epicardium;
+  const bool outer = surface == PhantomSurface::lv_epicardium || surface == PhantomSurface::rv_epicardium;
+  const EllipsoidShell shell = rv ? spec.rv.shell() : spec.lv.shell();
+  const Eigen::Vector3d semi = outer ? shell.outer : shell.inner;
+  const Eigen::Vector3d d = spec.rotation.transpose() * p - shell.centre;
+  const double s = d.cwiseQuotient(semi).norm();
+  if (!(s > 0)) return p;  // the centre itself: no ray
+  return spec.rotation * (shell.centre + d / s);
+}
+
 Phantom make_phantom(const PhantomSpec& spec) {
   const double h = spec.voxel_size;
   if (!(h > 0) || !std::isfinite(h)) CARDIO_FAIL("phantom voxel size must be positive (got " << h << " mm)");

@@ -73,6 +73,11 @@ struct WorstElement {
 };
 WorstElement worst_element(const HexMesh& mesh, const Eigen::Matrix3Xd& x);
 
+/// Smallest corner Jacobian det(dx/dxi) of a hexahedron at its 8 nodes (xi in [-1, 1]^3: a cube of
+/// side h gives h^3/8). Positive at every corner means the trilinear map is valid (not inverted).
+/// `corner`, if given, receives the local node index (VTK order) where the minimum is.
+double min_corner_jacobian(const NodeMatrix& x, int* corner = nullptr);
+
 /// All faces that belong to exactly one element (the mesh boundary), outward oriented,
 /// in a deterministic order (by element, then local face).
 std::vector<Quad> boundary_faces(const HexMesh& mesh);

@@ -113,6 +113,15 @@ struct FibreSheet {
 };
 FibreSheet phantom_fibre_sheet(const PhantomSpec& spec, std::int32_t label, const Eigen::Vector3d& p);
 
+/// The smooth surfaces of a phantom (for fitting the voxel boundary onto them).
+enum class PhantomSurface { lv_endocardium, lv_epicardium, rv_endocardium, rv_epicardium };
+
+/// Projection of the physical point p [mm] onto a phantom surface along the ray from the surface's
+/// centre: p' = c + (p - c) / |(p - c) / semi-axes| (phantom frame, rotated with the phantom). For
+/// the benchmark LV (equal wall thickness along both semi-axes) this is the map between the shells
+/// at fixed ellipsoidal (u, v).
+Eigen::Vector3d project_onto_surface(const PhantomSpec& spec, PhantomSurface surface, const Eigen::Vector3d& p);
+
 /// Point of an ellipsoid shell in ellipsoidal coordinates, with the local unit directions.
 struct ShellCoordinates {
   double t = 0;              ///< transmural (0 inner surface, 1 outer); may leave [0, 1]
