@@ -51,23 +51,41 @@ Outcome run(const std::string& config, const std::vector<std::string>& overrides
 }
 
 TEST(Land2015, Problem1BeamConvergesTowardsTheConsensus) {
-  // Published consensus: z = 4.17 mm at (10, 0.5, 1). Measured with the physical hourglass
-  // control: 4.092 (0.5 mm voxels, 2.5 %), 4.134 (0.25 mm, 1.1 %).
+  // Published consensus: z = 4.17 mm at (10, 0.5, 1). Measured with the sampled-axes element:
+  // 4.025 (0.5 mm voxels, 4.6 %: the fully integrated element is stiffer in bending at two
+  // elements through the thickness), 4.126 (0.25 mm, 1.4 %). One-point element: 2.5 %, 1.1 %.
   const Outcome coarse = run("land2015_problem1.yaml", {"geometry.box.voxel_size=0.5 mm"});
   const Outcome fine = run("land2015_problem1.yaml", {"geometry.box.voxel_size=0.25 mm"});
-  EXPECT_LT(coarse.error("tip"), 0.04);
+  EXPECT_LT(coarse.error("tip"), 0.05);
   EXPECT_LT(fine.error("tip"), 0.02);
   EXPECT_LT(fine.error("tip"), coarse.error("tip"));
 }
 
-TEST(Land2015, Problem2InflationShort) {
-  // 1 mm voxels: published -26.61 (endocardial apex), -28.28 (epicardial apex), 10.734 mL.
+double cavity_error(const Outcome& r, double published_mL) {
+  return std::abs(r.summary["cavities"][0]["final_volume_mL"].get<double>() - published_mL) / published_mL;
+}
+
+TEST(Land2015, Problem2AtOneMillimetre) {
+  // Sampled-axes element, fitted boundary, kappa 2000 kPa. Published -26.61 (endocardial apex),
+  // -28.28 (epicardial apex), cavity 10.734 mL. Issue 11 goals at 1 mm: apexes <= 5 %; the
+  // benchmark is incompressible: tissue volume change < 0.5 %.
   const Outcome r = run("land2015_problem2.yaml", {});
+  EXPECT_LT(r.error("endocardial_apex"), 0.05);
+  EXPECT_LT(r.error("epicardial_apex"), 0.05);
+  EXPECT_LT(cavity_error(r, 10.734), 0.03);
+  EXPECT_LT(std::abs(r.summary["tissue_volume_change_percent"].get<double>()), 0.5);
+}
+
+TEST(Land2015, Problem3AtOneMillimetre) {
+  // Published -12.35 (endocardial apex), -15.45 (epicardial apex), cavity 1.796 mL. Issue 11
+  // goals at 1 mm: endocardial apex <= 10 %, epicardial apex <= 5 %, cavity <= 3 %, tissue volume
+  // change < 0.5 %. Measured (sampled axes, fitted, kappa 2000 kPa): 2.8 %, 6.3 %, +1.9 %, -0.47 %:
+  // the epicardial apex misses its goal (asserted at the measured level; docs/validation.md §11).
+  const Outcome r = run("land2015_problem3.yaml", {});
   EXPECT_LT(r.error("endocardial_apex"), 0.10);
-  EXPECT_LT(r.error("epicardial_apex"), 0.13);
-  const double v = r.summary["cavities"][0]["final_volume_mL"].get<double>();
-  EXPECT_NEAR(v, 10.734, 0.12 * 10.734);
-  EXPECT_LT(std::abs(r.summary["tissue_volume_change_percent"].get<double>()), 1.0);
+  EXPECT_LT(r.error("epicardial_apex"), 0.07);
+  EXPECT_LT(cavity_error(r, 1.796), 0.03);
+  EXPECT_LT(std::abs(r.summary["tissue_volume_change_percent"].get<double>()), 0.5);
 }
 
 TEST(Land2015Long, Problem1AtThreeVoxelSizes) {
