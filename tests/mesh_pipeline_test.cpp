@@ -48,7 +48,9 @@ class MeshPipeline : public ::testing::Test {
 
 pipeline::MeshStageResult mesh_phantom(const std::string& extra, double h, MeshPipeline& t) {
   std::ostringstream y;
-  y << "geometry:\n  source: phantom\n  phantom: {voxel_size: " << h << " mm" << extra << "}\nfibres: {source: phantom}\n";
+  // The staircase: these tests check voxelization (boundary fitting is tested in meshing_tests).
+  y << "geometry:\n  source: phantom\n  boundary_fit: staircase\n  phantom: {voxel_size: " << h << " mm" << extra
+    << "}\nfibres: {source: phantom}\n";
   return pipeline::run_mesh_stages(t.config(y.str()));
 }
 

@@ -316,7 +316,7 @@ TEST_F(CliTest, InvertedElementFailsTheQuasiStaticRun) {
   // the load step named, no summary (a non-physical end state is a failure, not a result).
   const std::string config = std::string(CARDIO_SOURCE_DIR) + "/configs/benchmarks/land2015_problem3.yaml";
   const Result r = cardiac({"run", config, "-o", out().string(), "--threads", "1", "--set", "active.tension=1000 kPa",
-                            "--set", "geometry.phantom.voxel_size=2 mm", "--set", "simulation.load_steps=2"});
+                            "--set", "simulation.load_steps=2"});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_HAS(r.err, "is inverted: det F = -");
   EXPECT_HAS(r.err, "load step 1/2");
