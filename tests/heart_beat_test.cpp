@@ -96,7 +96,7 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   vtkXMLDataElement* collection = pvd->GetRootElement()->FindNestedElementWithName("Collection");
   ASSERT_NE(collection, nullptr);
   ASSERT_GT(collection->GetNumberOfNestedElements(), 100);
-  double last_time = -1;
+  double last_time = -1, j_min = INFINITY, j_max = -INFINITY;
   for (int i = 0; i < collection->GetNumberOfNestedElements(); ++i) {
     vtkXMLDataElement* ds = collection->GetNestedElement(i);
     const double time = std::stod(ds->GetAttribute("timestep"));
@@ -114,12 +114,21 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
     }
     ASSERT_NE(fg->GetCellData()->GetArray("E"), nullptr);
     EXPECT_EQ(fg->GetCellData()->GetArray("E")->GetNumberOfComponents(), 9);
+    // Issue 11: the element's volume ratio J (relative to the frame's reference, rest or end-diastole)
+    // stays within [0.9, 1.1] in every element of every frame: no crumpled voxels.
+    double j_range[2];
+    fg->GetCellData()->GetArray("J")->GetRange(j_range);
+    j_min = std::min(j_min, j_range[0]);
+    j_max = std::max(j_max, j_range[1]);
     vtkDataArray* seg = fg->GetCellData()->GetArray("aha_segment");
     double range[2];
     seg->GetRange(range);
     EXPECT_EQ(range[0], 1);  // the LV phantom is all LV
     EXPECT_EQ(range[1], 17);
   }
+  std::cout << "element volume ratio J over every frame: " << j_min << " .. " << j_max << "\n";
+  EXPECT_GE(j_min, 0.9);
+  EXPECT_LE(j_max, 1.1);
   const auto regional = read_csv(out / "regional_strain.csv");
   ASSERT_GT(regional.size(), 18u * 100);
   EXPECT_EQ(regional[0], (std::vector<std::string>{"time_ms", "segment", "E_cc", "E_ll", "E_rr", "E_ff"}));

@@ -75,6 +75,13 @@ ElementStrains allocate(Eigen::Index n) {
   return s;
 }
 
+/// Volume of x over volume of X (exact trilinear volumes), each taken relative to its first node so
+/// that far-from-origin coordinates do not cost digits.
+double volume_ratio(const NodeMatrix& x, const NodeMatrix& X) {
+  const NodeMatrix xc = x.colwise() - x.col(0), Xc = X.colwise() - X.col(0);
+  return mechanics::hex_volume(xc) / mechanics::hex_volume(Xc);
+}
+
 /// Everything derived from F for element e (pure per-element write).
 void fill(Eigen::Index e, const Eigen::Matrix3d& F, const ElementDirections& d, ElementStrains& s) {
   const Eigen::Matrix3d E = green_lagrange(F);
@@ -182,6 +189,7 @@ ElementStrains strains(const HexMesh& mesh, const Eigen::Matrix3Xd& x, const Ele
       return;
     }
     fill(e, F, dirs, s);
+    s.J(e) = volume_ratio(mechanics::gather(x, h), mechanics::gather(mesh.rest, h));
   });
   throw_if_bad(bad, "strains: degenerate rest hexahedron");
   return s;
@@ -205,6 +213,7 @@ ElementStrains strains_relative(const HexMesh& mesh, const Eigen::Matrix3Xd& x_r
       return;
     }
     fill(e, F * F_ref.inverse(), dirs_ref, s);
+    s.J(e) = volume_ratio(mechanics::gather(x, h), mechanics::gather(x_ref, h));
   });
   throw_if_bad(bad, "strains_relative: degenerate rest element or singular F(x_ref)");
   return s;

@@ -74,7 +74,11 @@ TEST(SampledAxes, AffinePatchGivesTheContinuumStressAtEverySample) {
   std::mt19937_64 rng(5);
   for (int trial = 0; trial < 5; ++trial) {
     const NodeMatrix X = distorted_hex(rng);
-    const auto frames = random_frames(rng);
+    // One frame for all samples: F-bar projects the dilatational part of the sample stresses onto
+    // the element mean, which reproduces the continuum stress when the material inside the element
+    // is uniform (varying frames are checked through the energy gradient below).
+    auto frames = random_frames(rng);
+    frames.fill(frames[0]);
     const SampledElementData d = sampled_element_data(X, frames);
     M3 F = M3::Identity() + 0.15 * M3::Random();
     const NodeMatrix x = (F * X).colwise() + V3(0.3, -0.2, 0.1);
@@ -192,6 +196,41 @@ TEST(SampledAxes, FreeBlockHasExactlySixZeroModesWithoutHourglassControl) {
   }
   EXPECT_EQ(zero_modes(turning), 6) << "random per-sample frames";
   EXPECT_EQ(zero_modes(make_block({1, 1, 1, 1.0, V3::Zero()}, FibreField{})), 6) << "one element";
+}
+
+TEST(SampledAxes, FBarEnergyGrowsWithoutBoundAsOneSampleCollapses) {
+  // Push node 0 of a cube into the element until its octant's sample collapses. The Guccione
+  // energy of a compressed sample is bounded (E -> -I/2), so without F-bar a sample could invert
+  // at finite energy whenever the element's mean volume is kept. With F-bar the law sees
+  // (Jbar / J_0)^(1/3) F_0 and the energy diverges as J_0 -> 0, even with no volume penalty.
+  // An inverted sample gives NaN, never a finite energy.
+  std::mt19937_64 rng(23);
+  const NodeMatrix X = distorted_hex(rng, 0.0);
+  const SampledElementData d = sampled_element_data(X, random_frames(rng));
+  GuccioneLaw law;  // Land et al. 2015 problem 2 constants (mild exponent: no overflow)
+  law.C = 10;
+  law.b_f = law.b_t = law.b_fs = 1;
+  law.bulk = 0;
+  auto state = [&](double t) {
+    NodeMatrix x = X;
+    x.col(0) += t * V3(1, 1, 1);
+    return x;
+  };
+  double lo = 0, hi = 1.2;  // bisection for the collapse of the first sample
+  for (int k = 0; k < 60; ++k) (sampled_element_dilatation(d, state(0.5 * (lo + hi))).min_sample_J > 0 ? lo : hi) = 0.5 * (lo + hi);
+  ASSERT_GT(lo, 0.1);
+  double previous = 0, first = 0;
+  for (int k = 1; k <= 6; ++k) {
+    NodeMatrix f = NodeMatrix::Zero();
+    const double W = sampled_element_forces(d, law, 0, 0, state(lo * (1 - std::pow(2.0, -k))), nullptr, f);
+    EXPECT_GT(W, previous) << "2^-" << k << " before collapse";
+    if (k == 1) first = W;
+    previous = W;
+  }
+  EXPECT_GT(previous, 100 * first);
+  NodeMatrix f = NodeMatrix::Zero();
+  EXPECT_TRUE(std::isnan(sampled_element_forces(d, law, 0, 0, state(hi + 0.01), nullptr, f)));
+  EXPECT_TRUE(f.array().isNaN().all());
 }
 
 TEST(SampledAxes, RejectsAnElementInvertedAtRest) {

@@ -1,7 +1,7 @@
 #pragma once
 /// @file strain.hpp
 /// Per-element kinematics at the element centre: deformation gradient F, Green-Lagrange strain E,
-/// J = det F, normal strains along the material (fibre, sheet, normal) and cardiac (radial,
+/// the element's volume ratio J, normal strains along the material (fibre, sheet, normal) and cardiac (radial,
 /// circumferential, longitudinal) directions, and principal strains. docs/analysis.md has the
 /// formulas, frames and sign conventions (negative normal strain = shortening).
 ///
@@ -51,7 +51,10 @@ ElementDirections push_forward(const mechanics::HexMesh& mesh, const Eigen::Matr
 struct ElementStrains {
   Eigen::Matrix<double, 9, Eigen::Dynamic> F;  ///< F(i, j) at row 3 i + j (row-major, as ParaView names XX, XY, ...)
   Eigen::Matrix<double, 9, Eigen::Dynamic> E;  ///< Green-Lagrange E, same layout (symmetric)
-  Eigen::VectorXd J;                           ///< det F (volume ratio)
+  /// Volume ratio of the element: its exact trilinear volume over the rest (or reference) volume,
+  /// i.e. the mean dilatation the near-incompressibility acts on. Equals det F for an affine
+  /// motion; differs from the centre det F when the element deforms non-affinely.
+  Eigen::VectorXd J;
   Eigen::VectorXd E_ff, E_ss, E_nn;            ///< d.E.d along fibre, sheet, normal
   Eigen::VectorXd E_rr, E_cc, E_ll;            ///< d.E.d along radial, circumferential, longitudinal
   Eigen::Matrix3Xd principal;                  ///< eigenvalues of E, ascending (E_1 <= E_2 <= E_3)
@@ -62,7 +65,7 @@ struct ElementStrains {
 ElementStrains strains(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x, const ElementDirections& dirs);
 
 /// Strains relative to a reference configuration x_ref (e.g. end-diastole):
-///   F_rel = F(x) F(x_ref)^-1,  E_rel = (F_rel^T F_rel - I) / 2,  J_rel = det F_rel = J / J_ref,
+///   F_rel = F(x) F(x_ref)^-1,  E_rel = (F_rel^T F_rel - I) / 2,  J_rel = v(x) / v(x_ref),
 /// a Lagrangian strain on the reference configuration. `dirs_ref` are unit directions in that
 /// configuration, normally push_forward(mesh, x_ref, rest_directions(mesh, axis)) (material fibres
 /// and the material lines that were radial/circumferential/longitudinal at rest).

@@ -8,14 +8,18 @@
 /// sample's frame: with F_g = sum_j x_j (x) dN_j/dX (xi_g) and the rest frame R_g = [f s n]_g,
 ///   l_a(g) = F_g R_g e_a = sum_j W_g(a, j) x_j,   W_g = R_g^T (dN/dX)^T   (3 x 8, fixed at rest).
 /// The centre sample (xi = 0) of a parallelepiped is the classical Bourguignon-Cani axis triple
-/// (unit rest lengths). The element energy is
-///   sum_g w_g [ C/2 (exp(Q(E_g)) - 1) + Ta E_ff(g) ]  +  V0 kappa/2 (Jbar - 1)^2,
-///   E_g = (A_g^T A_g - I) / 2,  A_g = [l_f l_s l_n](g),  w_g = det(dX/dxi)(xi_g),
-///   Jbar = v / V0,  v = sum_g w_g det A_g  (the exact current volume of the trilinear element),
+/// (unit rest lengths). The element is an F-bar element (de Souza Neto et al. 1996, Int. J. Solids
+/// Struct. 33:3277, eq. 7): the law at sample g sees Fbar_g = (Jbar / J_g)^(1/3) F_g. The energy is
+///   sum_g w_g [ C/2 (exp(Q(Ebar_g)) - 1) + Ta Ebar_ff(g) ]  +  V0 kappa/2 (Jbar - 1)^2,
+///   Ebar_g = (s_g A_g^T A_g - I) / 2,  s_g = (Jbar / J_g)^(2/3),  J_g = det A_g,
+///   A_g = [l_f l_s l_n](g),  w_g = det(dX/dxi)(xi_g),
+///   Jbar = v / V0,  v = sum_g w_g J_g  (the exact current volume of the trilinear element),
 /// Q as in hyperelastic.hpp (Guccione et al. 1991; Land et al. 2015). The volume penalty acts on
-/// the element's mean dilatation (Simo, Taylor & Pister 1985; de Souza Neto et al. 1996), one term
-/// per element, so the eight samples do not lock the near-incompressible tissue. Full 2x2x2
-/// sampling leaves no zero-energy mode but the six rigid ones: no hourglass control is needed.
+/// the element's mean dilatation (Simo, Taylor & Pister 1985), one term per element, so the eight
+/// samples do not lock the near-incompressible tissue; F-bar makes the energy diverge as one sample
+/// collapses, which the penalty on Jbar alone does not. An inverted sample (J_g <= 0) has no
+/// energy: the kernel returns NaN. Full 2x2x2 sampling leaves no zero-energy mode but the six rigid
+/// ones: no hourglass control is needed. (docs/calibration.md, "Sampled axes".)
 /// Nodal forces are the exact gradient of this energy. Units: mm, ms, kPa, mN.
 #include <Eigen/Core>
 #include <array>
@@ -47,7 +51,8 @@ struct SampledElementData {
 SampledElementData sampled_element_data(const NodeMatrix& X, const std::array<Eigen::Matrix3d, kSamples>& frames);
 
 /// One element: adds its nodal forces [mN] to f and returns its potential energy [mN mm]
-/// (passive + mean-dilatation volume + active potential sum_g w_g Ta E_ff). Ta [kPa] is the
+/// (passive + mean-dilatation volume + active potential sum_g w_g Ta Ebar_ff), or NaN (energy
+/// and every force) when a sample is inverted. Ta [kPa] is the
 /// active fibre tension (S_ff += Ta, Land et al. 2015 eq. 3), `activation` in [0, 1] drives the
 /// law's beta/gamma option (hyperelastic.hpp, ActiveFibre) at every sample. v may be null (no
 /// damping); damping adds tau C_small : dE/dt per sample. Pure: no allocation, no global state.
