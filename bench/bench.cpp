@@ -1,17 +1,21 @@
 #include "bench.hpp"
 
 #include <chrono>
+#include <memory>
+#include <string>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/io/json.hpp"
 #include "cardio/mechanics/block.hpp"
 #include "cardio/mechanics/bourguignon_cani.hpp"
 #include "cardio/mechanics/integrators.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 
 namespace cardio::bench {
 namespace mech = cardio::mechanics;
@@ -42,9 +46,76 @@ double triad_bandwidth() {
   return best + 0 * a[n / 2];
 }
 
+// The internal forces of one element type on `mesh`, every term on (damping, active tension).
+std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, const mech::HexMesh& mesh) {
+  if (element == "bourguignon_cani") {
+    mech::BCCalibration cal;
+    cal.damping_time = 0.01;
+    return std::make_unique<mech::BourguignonCaniForces>(
+        mesh, std::vector<mech::BCModuli>{mech::calibrate_bourguignon_cani(mech::ElasticConstants::isotropic(10, 0.45), cal)});
+  }
+  mech::GuccioneLaw law;
+  law.damping_time = 0.01;
+  law.active.beta = 0.1;
+  const auto kind = element == "guccione_one_point" ? mech::ElementKind::one_point : mech::ElementKind::sampled_axes;
+  auto forces = std::make_unique<mech::GuccioneForces>(mesh, std::vector<mech::GuccioneLaw>{law}, kind);
+  const auto n = std::size_t(mesh.n_elements());
+  forces->set_active_tension(std::vector<double>(n, 60.0), std::vector<double>(n, 0.5));
+  return forces;
+}
+
+// One block of about `target` elements of one element type, timed at every thread count.
+void bench_case(const std::string& element, long target, const BenchOptions& o, std::ostream& out,
+                nlohmann::json& results) {
+  const int n = std::max(1, static_cast<int>(std::lround(std::cbrt(static_cast<double>(target)))));
+  const double rss0 = rss_bytes();
+  mech::FibreField ff;
+  ff.kind = mech::FibreField::Kind::random;
+  const mech::HexMesh mesh = mech::make_block({n, n, n, 1.0, Eigen::Vector3d::Zero()}, ff);
+  mech::MassSpringSystem sys(mesh, make_forces(element, mesh), mech::lumped_masses(mesh, {1.06}));
+  mech::NodeState s = sys.rest_state(0);
+  // A small random perturbation so no spring sits exactly at rest.
+  for (Eigen::Index i = 0; i < s.x.cols(); ++i) s.x.col(i) += 1e-3 * Eigen::Vector3d(std::sin(1.0 * i), std::cos(2.0 * i), std::sin(3.0 * i));
+  const double bytes_per_element = (rss_bytes() - rss0) / static_cast<double>(mesh.n_elements());
+  const double dt = 1e-4;
+  auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) { sys.forces(x, v, 1.0, f); };
+  for (int t : o.threads) {
+    set_thread_count(t);
+    mech::NodeState w = s;
+    sys.forces(w.x, w.v, 1.0, w.f);
+    mech::step(mech::Scheme::verlet, w, 0, dt, forces, nullptr);  // warm-up
+    long steps = 0;
+    const auto t0 = Clock::now();
+    double elapsed = 0;
+    while (elapsed < o.seconds || steps < 3) {
+      mech::step(mech::Scheme::verlet, w, 0, dt, forces, nullptr);
+      ++steps;
+      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    const double ups = static_cast<double>(mesh.n_elements()) * steps / elapsed;
+    out << std::setw(24) << element << std::setw(10) << mesh.n_elements() << std::setw(9) << t << std::setw(12) << steps
+        << std::setw(14) << std::setprecision(1) << 1e9 / ups << std::setw(16) << std::setprecision(2) << ups / 1e6
+        << std::setw(14) << std::setprecision(0) << bytes_per_element << "\n";
+    results.push_back({{"element", element},
+                       {"elements", mesh.n_elements()},
+                       {"nodes", mesh.n_nodes()},
+                       {"threads", t},
+                       {"steps", steps},
+                       {"seconds", elapsed},
+                       {"element_updates_per_second", ups},
+                       {"ns_per_element_update", 1e9 / ups},
+                       {"bytes_per_element", bytes_per_element}});
+  }
+}
+
 }  // namespace
 
+bool is_bench_element(const std::string& name) {
+  return name == "bourguignon_cani" || name == "guccione_one_point" || name == "guccione_sampled_axes";
+}
+
 void run_bench(const BenchOptions& o, std::ostream& out) {
+  for (const std::string& e : o.elements) CARDIO_CHECK(is_bench_element(e), "bench: unknown element type '" << e << "'");
   nlohmann::json results = nlohmann::json::array();
   nlohmann::json bandwidth = nlohmann::json::object();
   for (int t : o.threads) {
@@ -53,55 +124,14 @@ void run_bench(const BenchOptions& o, std::ostream& out) {
     out << "memory bandwidth (triad), " << t << " thread(s): " << std::fixed << std::setprecision(1)
         << bandwidth[std::to_string(t)].get<double>() << " GB/s\n";
   }
-  out << "\n" << std::setw(10) << "elements" << std::setw(9) << "threads" << std::setw(12) << "steps" << std::setw(14)
-      << "ns/element" << std::setw(16) << "Mupdates/s" << std::setw(14) << "bytes/elem" << "\n";
-  for (long target : o.sizes) {
-    const int n = std::max(1, static_cast<int>(std::lround(std::cbrt(static_cast<double>(target)))));
-    const double rss0 = rss_bytes();
-    mech::FibreField ff;
-    ff.kind = mech::FibreField::Kind::random;
-    const mech::HexMesh mesh = mech::make_block({n, n, n, 1.0, Eigen::Vector3d::Zero()}, ff);
-    mech::BCCalibration cal;
-    cal.damping_time = 0.01;
-    auto internal = std::make_unique<mech::BourguignonCaniForces>(
-        mesh, std::vector<mech::BCModuli>{mech::calibrate_bourguignon_cani(mech::ElasticConstants::isotropic(10, 0.45), cal)});
-    mech::MassSpringSystem sys(mesh, std::move(internal), mech::lumped_masses(mesh, {1.06}));
-    mech::NodeState s = sys.rest_state(0);
-    // A small random perturbation so no spring sits exactly at rest.
-    for (Eigen::Index i = 0; i < s.x.cols(); ++i) s.x.col(i) += 1e-3 * Eigen::Vector3d(std::sin(1.0 * i), std::cos(2.0 * i), std::sin(3.0 * i));
-    const double bytes_per_element = (rss_bytes() - rss0) / static_cast<double>(mesh.n_elements());
-    const double dt = 1e-4;
-    auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) { sys.forces(x, v, 1.0, f); };
-    for (int t : o.threads) {
-      set_thread_count(t);
-      mech::NodeState w = s;
-      sys.forces(w.x, w.v, 1.0, w.f);
-      mech::step(mech::Scheme::verlet, w, 0, dt, forces, nullptr);  // warm-up
-      long steps = 0;
-      const auto t0 = Clock::now();
-      double elapsed = 0;
-      while (elapsed < o.seconds || steps < 3) {
-        mech::step(mech::Scheme::verlet, w, 0, dt, forces, nullptr);
-        ++steps;
-        elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-      }
-      const double ups = static_cast<double>(mesh.n_elements()) * steps / elapsed;
-      out << std::setw(10) << mesh.n_elements() << std::setw(9) << t << std::setw(12) << steps << std::setw(14)
-          << std::setprecision(1) << 1e9 / ups << std::setw(16) << std::setprecision(2) << ups / 1e6 << std::setw(14)
-          << std::setprecision(0) << bytes_per_element << "\n";
-      results.push_back({{"elements", mesh.n_elements()},
-                         {"nodes", mesh.n_nodes()},
-                         {"threads", t},
-                         {"steps", steps},
-                         {"seconds", elapsed},
-                         {"element_updates_per_second", ups},
-                         {"ns_per_element_update", 1e9 / ups},
-                         {"bytes_per_element", bytes_per_element}});
-    }
-  }
+  out << "\n" << std::setw(24) << "element" << std::setw(10) << "elements" << std::setw(9) << "threads" << std::setw(12)
+      << "steps" << std::setw(14) << "ns/element" << std::setw(16) << "Mupdates/s" << std::setw(14) << "bytes/elem" << "\n";
+  for (const std::string& element : o.elements)
+    for (long target : o.sizes) bench_case(element, target, o, out, results);
   if (!o.json_path.empty()) {
-    nlohmann::json doc{{"benchmark", "bourguignon_cani_step"},
-                       {"description", "force evaluation (axial, angular, J volume, hourglass, damping; random frames) + velocity-Verlet update"},
+    nlohmann::json doc{{"benchmark", "element_step"},
+                       {"description", "force evaluation of every element (all terms, damping on, random frames; Guccione with "
+                                       "Ta 60 kPa, activation 0.5) + velocity-Verlet update"},
                        {"memory_bandwidth_GBps", bandwidth},
                        {"results", results}};
     io::write_json(o.json_path, doc);

@@ -61,7 +61,7 @@ Usage:
   cardiac collect BATCH_DIR [--no-figures]
   cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
                   [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
-  cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--seconds S] [--json FILE]
+  cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--elements E1,E2,...] [--seconds S] [--json FILE]
   cardiac figures RUN_DIR
   cardiac --help | --version
 
@@ -82,8 +82,9 @@ batch     Run a cohort (docs/cohorts.md): all cases of MANIFEST (a base config p
           runs sbatch, --wait waits for the array to end and checks every case.
 collect   Merge BATCH_DIR/*/summary.json into BATCH_DIR/cohort.csv (one row per case) and draw
           cohort figures (scripts/figures/cohort_figures.py).
-bench     Time force evaluation + one Verlet step of Bourguignon-Cani blocks
-          (default sizes 1e3,1e4,1e5,1e6 elements at 1 and 2 threads).
+bench     Time force evaluation + one Verlet step on voxel blocks, per element type
+          (--elements bourguignon_cani,guccione_one_point,guccione_sampled_axes: the default, all
+          three; default sizes 1e3,1e4,1e5,1e6 elements at 1 and 2 threads).
 figures   Draw RUN_DIR/figures/*.png + *.pdf (PV loops, regional strain, bull's-eyes, J, 3-D view)
           with scripts/figures/run_figures.py and /usr/bin/python3 (docs/figures.md).
 
@@ -99,6 +100,7 @@ struct Args {
   int threads = 0;
   std::vector<std::string> overrides;
   std::vector<long> sizes;
+  std::vector<std::string> elements;
   std::vector<int> thread_list;
   double seconds = 1.0;
   std::string json;
@@ -167,6 +169,13 @@ Args parse_args(int argc, char** argv) {
       a.overrides.push_back(value());
     } else if (s == "--sizes") {
       a.sizes = parse_list<long>(value(), "--sizes");
+    } else if (s == "--elements") {
+      std::stringstream ss(value());
+      for (std::string item; std::getline(ss, item, ',');) {
+        if (!bench::is_bench_element(item))
+          usage_error("--elements: expected bourguignon_cani, guccione_one_point or guccione_sampled_axes, got '" + item + "'");
+        a.elements.push_back(item);
+      }
     } else if (s == "--seconds") {
       const auto secs = parse_list<double>(value(), "--seconds");
       if (secs.size() != 1) usage_error("--seconds takes one number");
@@ -555,6 +564,7 @@ int main(int argc, char** argv) {
       bench::BenchOptions o;
       if (!a.sizes.empty()) o.sizes = a.sizes;
       if (!a.thread_list.empty()) o.threads = a.thread_list;
+      if (!a.elements.empty()) o.elements = a.elements;
       o.seconds = a.seconds;
       o.json_path = a.json;
       bench::run_bench(o, std::cout);

@@ -109,6 +109,23 @@ TEST_F(CliTest, HelpListsCommands) {
   EXPECT_EQ(cardiac({"-h"}).code, 0);
 }
 
+TEST_F(CliTest, BenchTimesEveryElementTypeAndRejectsAnUnknownOne) {
+  const fs::path json = m_dir / "bench.json";
+  const Result r = cardiac({"bench", "--sizes", "27", "--threads", "1", "--seconds", "0.01", "--json", json.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(slurp(json));
+  std::vector<std::string> seen;
+  for (const auto& row : doc["results"]) {
+    seen.push_back(row["element"].get<std::string>());
+    EXPECT_EQ(row["elements"].get<long>(), 27);
+    EXPECT_GT(row["element_updates_per_second"].get<double>(), 0);
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"bourguignon_cani", "guccione_one_point", "guccione_sampled_axes"}));
+  const Result bad = cardiac({"bench", "--elements", "guccione_sampled_axes,tetrahedra"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_HAS(bad.err, "'tetrahedra'");
+}
+
 TEST_F(CliTest, Version) {
   const Result r = cardiac({"--version"});
   EXPECT_EQ(r.code, 0);
