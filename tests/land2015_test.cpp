@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <string>
 
 #include "cardio/config/config.hpp"
@@ -100,11 +101,30 @@ TEST(Land2015Long, Problem1AtThreeVoxelSizes) {
 }
 
 TEST(Land2015Long, Problem2AtThreeVoxelSizes) {
-  for (const char* h : {"2 mm", "1 mm", "0.5 mm"}) run("land2015_problem2.yaml", {std::string("geometry.phantom.voxel_size=") + h});
+  // Issue 11 goals at 0.5 mm: both apexes <= 2 %, tissue volume change < 0.5 % (the 2 and 1 mm runs
+  // are reported for the validation table). Not yet measured with F-bar (docs/validation.md §11.0).
+  for (const char* h : {"2 mm", "1 mm", "0.5 mm"}) {
+    const Outcome r = run("land2015_problem2.yaml", {std::string("geometry.phantom.voxel_size=") + h});
+    std::cout << "problem 2 at " << h << ": cavity error " << cavity_error(r, 10.734) << "\n";
+    if (std::string(h) != "0.5 mm") continue;
+    EXPECT_LT(r.error("endocardial_apex"), 0.02);
+    EXPECT_LT(r.error("epicardial_apex"), 0.02);
+    EXPECT_LT(std::abs(r.summary["tissue_volume_change_percent"].get<double>()), 0.5);
+  }
 }
 
 TEST(Land2015Long, Problem3AtThreeVoxelSizes) {
-  for (const char* h : {"2 mm", "1 mm", "0.5 mm"}) run("land2015_problem3.yaml", {std::string("geometry.phantom.voxel_size=") + h});
+  // Issue 11 goals at 0.5 mm: epicardial apex <= 2 %, endocardial apex (on the singular axis) <= 5 %,
+  // cavity <= 2 %, tissue volume change < 0.5 %. Not yet measured with F-bar.
+  for (const char* h : {"2 mm", "1 mm", "0.5 mm"}) {
+    const Outcome r = run("land2015_problem3.yaml", {std::string("geometry.phantom.voxel_size=") + h});
+    std::cout << "problem 3 at " << h << ": cavity error " << cavity_error(r, 1.796) << "\n";
+    if (std::string(h) != "0.5 mm") continue;
+    EXPECT_LT(r.error("endocardial_apex"), 0.05);
+    EXPECT_LT(r.error("epicardial_apex"), 0.02);
+    EXPECT_LT(cavity_error(r, 1.796), 0.02);
+    EXPECT_LT(std::abs(r.summary["tissue_volume_change_percent"].get<double>()), 0.5);
+  }
 }
 
 }  // namespace
