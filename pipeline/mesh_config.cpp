@@ -146,11 +146,11 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
   g.element_size = n.quantity("element_size", Dimension::length, 0.0, Range::non_negative());
   g.label_vote = n.choice("label_vote", {"majority", "nearest"}, "majority");
   g.keep_islands = n.choice("islands", {"drop", "keep"}, "drop") == "keep";
-  // Fitting needs a smooth surface; this version has it for the analytic phantoms only.
-  g.boundary_fit = n.choice("boundary_fit", {"smooth", "staircase"}, g.source == "phantom" ? "smooth" : "staircase");
-  if (g.boundary_fit == "smooth" && g.source != "phantom")
-    n.fail("boundary_fit", "smooth boundary fitting is available for phantoms only in this version (source: " +
-                               g.source + "); use staircase");
+  // Hearts are fitted by default (phantom: analytic surfaces; surface: its patches; image: smoothed
+  // label contours, surfaces/projection.hpp); a box's faces are already exact.
+  g.boundary_fit = n.choice("boundary_fit", {"smooth", "staircase"}, g.source == "box" ? "staircase" : "smooth");
+  if (g.boundary_fit == "smooth" && g.source == "box")
+    n.fail("boundary_fit", "a box has flat faces on the voxel grid already; use staircase");
   g.base = parse_base(n.child_or_empty("base"));
   return g;
 }

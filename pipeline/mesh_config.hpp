@@ -56,8 +56,8 @@ struct GeometryParams {
   std::string label_vote = "majority"; ///< majority | nearest
   bool keep_islands = false;
   meshing::BaseSpec base;
-  /// smooth: boundary nodes moved onto the smooth surface (meshing/boundary_fit.hpp; phantoms, the
-  /// default there); staircase: the voxel faces as they are (the default for other sources).
+  /// smooth (the default for hearts): boundary nodes moved onto the smooth surface
+  /// (meshing/boundary_fit.hpp); staircase: the voxel faces as they are (the default for boxes).
   std::string boundary_fit = "staircase";
 };
 

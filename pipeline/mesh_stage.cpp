@@ -22,6 +22,7 @@
 #include "cardio/meshing/boundary_fit.hpp"
 #include "cardio/io/vtu.hpp"
 #include "cardio/phantoms/phantoms.hpp"
+#include "cardio/surfaces/projection.hpp"
 #include "cardio/surfaces/rasterize.hpp"
 
 namespace cardio::pipeline {
@@ -37,6 +38,7 @@ struct Imported {
   imaging::LabelVolume labels;
   imaging::VectorVolume fibre, sheet;  ///< empty unless the source carries them (phantoms)
   std::optional<phantoms::PhantomSpec> phantom;  ///< the analytic phantom, for its fibre rule
+  std::map<std::string, surfaces::TriangleSurface> source_patches;  ///< surface input: the fit's surfaces
   json source;                         ///< description for the report
 };
 
@@ -56,7 +58,7 @@ Imported import_phantom(const PhantomParams& p) {
   spec.helix = p.fibres == "streeter" ? phantoms::HelixRule::streeter() : phantoms::HelixRule::land2015();
   spec.rotation = Eigen::AngleAxisd(p.rotation_angle, p.rotation_axis).toRotationMatrix();
   phantoms::Phantom ph = phantoms::make_phantom(spec);
-  Imported im{std::move(ph.labels), std::move(ph.fibre), std::move(ph.sheet), spec, {}};
+  Imported im{std::move(ph.labels), std::move(ph.fibre), std::move(ph.sheet), spec, {}, {}};
   im.source = {{"type", "phantom"}, {"kind", p.kind}, {"voxel_size_mm", p.voxel_size}, {"fibres", p.fibres}};
   return im;
 }
@@ -84,7 +86,7 @@ Imported import_surface(const SurfaceParams& s) {
   // Memory guard: label volume + roles + meshing, from the surface's own voxel budget.
   o.max_voxels = double(imaging::available_memory_bytes()) / 16.0;
   surfaces::RasterizedSurface r = surfaces::rasterize_surface(s.file, o);
-  Imported im{std::move(r.labels), {}, {}, std::nullopt, {}};
+  Imported im{std::move(r.labels), {}, {}, std::nullopt, std::move(r.patches), {}};
   json cav = json::object();
   for (std::size_t c = 0; c < r.cavity_names.size(); ++c) cav[r.cavity_names[c]] = r.cavity_volume_mm3[c] / 1000.0;
   im.source = {{"type", "surface"},
@@ -101,7 +103,7 @@ Imported import_image(const fs::path& file) {
   // The label volume, its role copy and the roles' bookkeeping: about 10 bytes a voxel.
   imaging::check_fits_in_memory(std::uint64_t(info.grid.n_voxels()) * 10,
                                 "reading " + file.string() + " (" + std::to_string(info.grid.n_voxels()) + " voxels)");
-  Imported im{imaging::read_label_image(file), {}, {}, std::nullopt, {}};
+  Imported im{imaging::read_label_image(file), {}, {}, std::nullopt, {}, {}};
   im.source = {{"type", "image"}, {"file", file.string()}, {"grid", grid_json(im.labels.grid)}};
   return im;
 }
@@ -198,8 +200,26 @@ std::map<std::string, meshing::SurfaceProjector> phantom_projectors(const phanto
   return out;
 }
 
-nlohmann::json fit_report_json(const meshing::BoundaryFitReport& r) {
+/// Projectors onto triangle surfaces, by surface tag.
+std::map<std::string, meshing::SurfaceProjector> triangle_projectors(
+    const std::map<std::string, surfaces::TriangleSurface>& patches) {
+  std::map<std::string, meshing::SurfaceProjector> out;
+  for (const auto& [tag, s] : patches)
+    if (!s.triangles.empty()) out[tag] = surfaces::closest_point_projector(s);
+  return out;
+}
+
+/// The smooth surfaces the boundary is fitted to, by source, and how they were obtained.
+std::pair<std::map<std::string, meshing::SurfaceProjector>, std::string> fit_projectors(
+    const Imported& im, const imaging::RoleVolume& roles, const GeometryParams& geo) {
+  if (im.phantom) return {phantom_projectors(*im.phantom), "analytic phantom surfaces"};
+  if (geo.source == "surface") return {triangle_projectors(im.source_patches), "source surface patches"};
+  return {triangle_projectors(surfaces::label_surfaces(roles)), "smoothed label contours"};
+}
+
+nlohmann::json fit_report_json(const meshing::BoundaryFitReport& r, const std::string& surface) {
   return {{"method", "smooth"},
+          {"surface", surface},
           {"fitted_nodes", r.fitted_nodes},
           {"skipped_nodes", r.skipped_nodes},
           {"relaxed_nodes", r.relaxed_nodes},
@@ -348,8 +368,8 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   out.mesh = meshing::build_voxel_mesh(roles, boundary, frames, cfg.density);
   json fit = {{"method", "staircase"}};
   if (geo.boundary_fit == "smooth") {
-    CARDIO_CHECK(im.phantom, "boundary_fit: smooth needs a phantom source");
-    fit = fit_report_json(meshing::fit_boundary(out.mesh, phantom_projectors(*im.phantom), cfg.density));
+    const auto [projectors, surface] = fit_projectors(im, roles, geo);
+    fit = fit_report_json(meshing::fit_boundary(out.mesh, projectors, cfg.density), surface);
     say("boundary fitted: " + fit["fitted_nodes"].dump() + " nodes onto the smooth surface, " +
         fit["limited_elements"].dump() + " elements limited to stay valid");
   }

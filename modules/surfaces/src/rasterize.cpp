@@ -322,6 +322,23 @@ void fill_inside(const std::vector<Vec3>& points, const std::vector<Tri>& tris, 
     }
 }
 
+/// The source triangles of each fitted surface tag (see RasterizedSurface::patches).
+std::map<std::string, TriangleSurface> source_patches(const Mesh& m, const RasterizeOptions& o) {
+  auto patch = [&](auto keep) {
+    TriangleSurface s;
+    s.points = m.points;
+    for (std::size_t t = 0; t < m.tris.size(); ++t)
+      if (keep(m.patch[t])) s.triangles.push_back(m.tris[t]);
+    return s;
+  };
+  std::map<std::string, TriangleSurface> out;
+  const bool classified = std::any_of(m.patch.begin(), m.patch.end(), [](int c) { return c != kNoPatch; });
+  out["epicardium"] = patch([&](int c) { return !classified || c == o.epicardium_class; });
+  for (const Endocardium& e : o.endocardia)
+    out["endocardium_" + e.cavity_name] = patch([&](int c) { return c == e.patch_class; });
+  return out;
+}
+
 void check_options(const RasterizeOptions& o) {
   if (!(o.voxel_size_mm > 0) || !std::isfinite(o.voxel_size_mm))
     CARDIO_FAIL("surface rasterisation: voxel size must be positive, got " << o.voxel_size_mm << " mm");
@@ -515,6 +532,8 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
     }
     for (std::size_t t = 0; t < m.tris.size(); ++t) m.tris[t] = oriented(t);
   }
+
+  r.patches = source_patches(m, o);
 
   // Tissue volume by the even-odd rule (as the voxelisation): a component nested inside an odd number of
   // others (e.g. a closed endocardium inside the epicardium) is a hole.

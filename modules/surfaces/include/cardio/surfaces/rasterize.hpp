@@ -5,10 +5,12 @@
 /// VTK does the reading, point merging and voxelisation; it stays inside the sources.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "cardio/imaging/volume.hpp"
+#include "cardio/surfaces/projection.hpp"
 
 namespace cardio::surfaces {
 
@@ -48,6 +50,10 @@ struct RasterizedSurface {
   std::int64_t merged_points = 0;  ///< points removed by the merge (used points before - after)
   std::int64_t points = 0;         ///< after merging
   std::int64_t triangles = 0;      ///< after merging (degenerate ones dropped)
+  /// The merged source triangles by the mesh's surface tag name: "epicardium" (its patch, or the
+  /// whole surface when the file has no classes) and "endocardium_<cavity>": the smooth surfaces
+  /// the boundary fit projects onto.
+  std::map<std::string, TriangleSurface> patches;
 };
 
 /// Reads a closed surface (.vtp, .vtk legacy polydata, .stl, .ply by extension), merges its points,
