@@ -9,6 +9,7 @@
 #include "cardio/activation/activation_times.hpp"
 #include "cardio/activation/twitch.hpp"
 #include "cardio/analysis/strain.hpp"
+#include "cardio/analysis/wall.hpp"
 #include "cardio/circulation/beat.hpp"
 #include "cardio/circulation/volume_constraint.hpp"
 #include "cardio/core/binary.hpp"
@@ -44,19 +45,6 @@ Eigen::VectorXd activation_times(const ActivationParams& a, const meshing::Voxel
   const Eigen::VectorXd t = activation::eikonal_activation(m, sites, o);
   if (log) *log << "eikonal activation: latest element at " << t.maxCoeff() << " ms after the stimulus\n";
   return t;
-}
-
-/// Mean wall thickness [mm]: tissue volume over the mean of the endocardial and epicardial areas.
-double wall_thickness(const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
-  const auto quad_area = [&](const mechanics::Quad& q) {
-    return 0.5 * (x.col(q[2]) - x.col(q[0])).cross(x.col(q[3]) - x.col(q[1])).norm();
-  };
-  double endo = 0, epi = 0;
-  for (std::size_t q = 0; q < m.surface_quads.size(); ++q) {
-    if (m.surface_tag[q] == meshing::SurfaceTag::kEpicardium) epi += quad_area(m.surface_quads[q]);
-    if (m.surface_tag[q] >= meshing::SurfaceTag::kFirstEndocardium) endo += quad_area(m.surface_quads[q]);
-  }
-  return mechanics::element_volumes(m.mesh, x).sum() / (0.5 * (endo + epi));
 }
 
 /// Fibre stretch of every element relative to the rest state, lambda = |F f0| (F at the centre).
@@ -347,12 +335,12 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
       const auto& cy = cycles[lv];
       if (cy.phase() == Phase::isovolumic_contraction) {
         L.lambda_ed = fibre_stretch(mesh, s.x);
-        L.thickness_ed = wall_thickness(m, s.x);
+        L.thickness_ed = analysis::mean_wall_thickness(m, s.x);
         analysis.end_diastole(t, s.x);
       }
       if (L.previous_phase == std::int64_t(Phase::ejection)) {
         L.lambda_es = fibre_stretch(mesh, s.x);
-        L.thickness_es = wall_thickness(m, s.x);
+        L.thickness_es = analysis::mean_wall_thickness(m, s.x);
       }
       if (log) {
         progress.finish();

@@ -96,7 +96,12 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   vtkXMLDataElement* collection = pvd->GetRootElement()->FindNestedElementWithName("Collection");
   ASSERT_NE(collection, nullptr);
   ASSERT_GT(collection->GetNumberOfNestedElements(), 100);
-  double last_time = -1, j_min = INFINITY, j_max = -INFINITY;
+  // End-systole of the last beat (800 ms period): the smallest LV volume in the last 800 ms.
+  double t_es = 0, v_es = INFINITY;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (std::stod(rows[i][0]) > std::stod(rows.back()[0]) - 800 && std::stod(rows[i][1]) < v_es)
+      v_es = std::stod(rows[i][1]), t_es = std::stod(rows[i][0]);
+  double last_time = -1, j_min = INFINITY, j_max = -INFINITY, es_gap = INFINITY, radial_stretch_es = 0;
   for (int i = 0; i < collection->GetNumberOfNestedElements(); ++i) {
     vtkXMLDataElement* ds = collection->GetNestedElement(i);
     const double time = std::stod(ds->GetAttribute("timestep"));
@@ -120,6 +125,13 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
     fg->GetCellData()->GetArray("J")->GetRange(j_range);
     j_min = std::min(j_min, j_range[0]);
     j_max = std::max(j_max, j_range[1]);
+    if (std::abs(time - t_es) < es_gap) {  // mean radial stretch sqrt(1 + 2 E_rr) (reference: end-diastole)
+      es_gap = std::abs(time - t_es);
+      vtkDataArray* e_rr = fg->GetCellData()->GetArray("E_rr");
+      radial_stretch_es = 0;
+      for (vtkIdType c = 0; c < e_rr->GetNumberOfTuples(); ++c) radial_stretch_es += std::sqrt(1 + 2 * e_rr->GetTuple1(c));
+      radial_stretch_es /= double(e_rr->GetNumberOfTuples());
+    }
     vtkDataArray* seg = fg->GetCellData()->GetArray("aha_segment");
     double range[2];
     seg->GetRange(range);
@@ -129,6 +141,13 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   std::cout << "element volume ratio J over every frame: " << j_min << " .. " << j_max << "\n";
   EXPECT_GE(j_min, 0.9);
   EXPECT_LE(j_max, 1.1);
+  // Issue 11: the wall thickening of the summary (mean endo-epi distance, ES / ED) and the mean
+  // radial stretch of the LV wall at end-systole (the frame nearest it) agree within 5 points.
+  const double thickness_ratio = 1 + heart["wall_thickening"].get<double>();
+  std::cout << "end-systole at " << t_es << " ms (frame " << es_gap << " ms off): mean radial stretch "
+            << radial_stretch_es << ", wall-thickness ratio " << thickness_ratio << "\n";
+  EXPECT_LT(es_gap, 10.0);
+  EXPECT_NEAR(radial_stretch_es, thickness_ratio, 0.05);
   const auto regional = read_csv(out / "regional_strain.csv");
   ASSERT_GT(regional.size(), 18u * 100);
   EXPECT_EQ(regional[0], (std::vector<std::string>{"time_ms", "segment", "E_cc", "E_ll", "E_rr", "E_ff"}));
