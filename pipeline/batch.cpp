@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "cardio/config/config.hpp"
+#include "cardio/core/parallel.hpp"
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/error.hpp"
 
@@ -110,12 +111,6 @@ fs::path self_exe() {
   std::error_code ec;
   const fs::path p = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::path("cardiac") : p;
-}
-
-int cpu_count() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 /// The last line of a log that reads like an error (else its last non-empty line).
@@ -286,7 +281,7 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const fs:
 int run_local(const Manifest& m, const BatchOptions& o, std::ostream& out, std::ostream& err) {
   const fs::path dir = o.batch_dir;
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(m.cases.size())));
-  const int threads = std::max(1, cpu_count() / jobs);
+  const int threads = std::max(1, available_cpus() / jobs);
   write_case_scripts(m, dir, o.cardiac_exe, threads);
   std::vector<CaseResult> results(m.cases.size());
   const json extra = {{"jobs", jobs}, {"threads_per_case", threads}, {"cardiac", o.cardiac_exe.string()}};

@@ -198,11 +198,15 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   // --- state: fresh, or from the checkpoint ---
   mechanics::NodeState s = sys.rest_state();
   const double t_end = sim.first_onset + sim.beats * sim.period;
-  const auto estimate_dt = [&]() {
-    return sim.dt > 0 ? sim.dt
-                      : sim.dt_safety * mechanics::stable_time_step(mechanics::estimate_max_frequency(sys, s.x),
-                                                                     sys.internal().max_damping_time());
+  const auto stable_dt = [&]() {
+    return mechanics::stable_time_step(mechanics::estimate_max_frequency(sys, s.x), sys.internal().max_damping_time());
   };
+  // A user-given step above the estimate at rest would blow up within a few steps: refused unless forced.
+  if (sim.dt > 0 && !options.resume && !sim.force_dt && sim.dt > stable_dt())
+    CARDIO_FAIL("simulation.dt: " << sim.dt << " ms is above the stability estimate " << stable_dt()
+                                  << " ms of this model at rest; use a smaller dt (or leave it unset: the estimate x "
+                                     "simulation.dt_safety), or set simulation.force_dt: true to run anyway");
+  const auto estimate_dt = [&]() { return sim.dt > 0 ? sim.dt : sim.dt_safety * stable_dt(); };
   const fs::path checkpoint = outdir / "checkpoint.bin";
   LoopState L;
   if (options.resume) {
@@ -325,6 +329,11 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     if (L.steps % 100 == 0) mechanics::check_state(sys, mesh, s, dt, L.steps, t);
     for (std::size_t c = 0; c < cycles.size(); ++c) {
       const double V = circulation::cavity_volume_mm3(*cavity[c], s.x) / 1000.0;
+      if (!(std::isfinite(V) && V > 0)) {  // a blow-up: name its first bad node before the cavity
+        mechanics::check_state(sys, mesh, s, dt, L.steps, t);
+        CARDIO_FAIL("cavity " << sim.circulation[c].name << " has volume " << V << " mL at step " << L.steps << " (t = " << t
+                              << " ms): the wall folded through itself; lower simulation.dt_safety or the load");
+      }
       double p = cmd[c].pressure_mmHg;
       if (cmd[c].mode == CavityCommand::Mode::volume) p = impulse[c] / dt / units::kMmHgInKPa;
       if (cmd[c].mode == CavityCommand::Mode::windkessel) p = coupled[c].pressure_mmHg;

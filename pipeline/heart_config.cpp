@@ -174,8 +174,8 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
     h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));
     h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
-    for (const char* k : {"first_onset", "period", "beats", "dt", "dt_safety", "output_interval", "damping_time", "mass_scaling",
-                          "checkpoint_interval"})
+    for (const char* k : {"first_onset", "period", "beats", "dt", "force_dt", "dt_safety", "output_interval", "damping_time",
+                          "mass_scaling", "checkpoint_interval"})
       sim.reject_if_present(k, "used with mode: beat only");
     for (const char* k : {"activation", "circulation", "analysis"}) root.reject_if_present(k, "used with simulation.mode: beat only");
   } else {
@@ -185,6 +185,7 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));
     h.beats = static_cast<int>(sim.integer("beats", 2, 1, 1000));
     h.dt = sim.quantity("dt", Dimension::time, 0.0, Range::non_negative());
+    h.force_dt = sim.boolean("force_dt", false);
     h.dt_safety = sim.number("dt_safety", 0.5, Range::open(0, 1));
     h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
     h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());

@@ -104,6 +104,7 @@ struct HeartSimulation {
   double period = 800;                   ///< [ms] beat period
   int beats = 2;                         ///< simulated beats (t_end = first_onset + beats * period)
   double dt = 0;                         ///< [ms]; 0 = estimated stable step x dt_safety
+  bool force_dt = false;                 ///< run with a dt above the stability estimate
   double dt_safety = 0.5;
   double output_interval = 10;           ///< [ms] between frames
   double damping_time = 10;              ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)

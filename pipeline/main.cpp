@@ -250,6 +250,11 @@ Args parse_args(int argc, char** argv) {
     if (a.config != "lv" && a.config != "biv") usage_error("phantom: expected lv or biv, got '" + a.config + "'");
     if (a.outdir.empty()) usage_error("phantom needs -o OUTDIR");
   }
+  // More threads than CPUs only wait for each other (OpenMP threads spin); far more exhaust memory.
+  for (int t : a.thread_list)
+    if (t < 1 || t > available_cpus())
+      usage_error("--threads " + std::to_string(t) + ": this process can run 1 to " + std::to_string(available_cpus()) +
+                  " threads (the CPUs in its affinity mask)");
   if (a.command != "bench" && !a.thread_list.empty()) {
     if (a.thread_list.size() != 1) usage_error("--threads takes one number for " + a.command);
     a.threads = a.thread_list[0];

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cardio/core/parallel.hpp"
 #include "test_support.hpp"
 
 #ifndef CARDIAC_EXE
@@ -135,7 +136,9 @@ TEST_F(CliTest, Version) {
 TEST_F(CliTest, UsageErrorsExit2) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {}, {"frobnicate"}, {"run"}, {"run", "a.yaml", "b.yaml"}, {"run", "a.yaml", "--bogus"}, {"run", "a.yaml", "-o"},
-           {"run", "a.yaml", "--threads", "abc"}, {"run", "a.yaml", "--threads", "1,2"}}) {
+           {"run", "a.yaml", "--threads", "abc"}, {"run", "a.yaml", "--threads", "1,2"},
+           {"run", "a.yaml", "--threads", "100000"}, {"run", "a.yaml", "--threads", "0"},
+           {"bench", "--threads", "1,100000"}}) {
     std::string joined;
     for (const auto& a : args) joined += a + " ";
     const Result r = cardiac(args);
@@ -442,6 +445,29 @@ class BeatBadInput : public CliTest {
     EXPECT_FALSE(fs::exists(out() / "frames" / "frame_00000.vtu"));
   }
 };
+
+TEST_F(CliTest, ThreadsAboveTheCpusAreRefusedNamingTheLimit) {
+  const int cpus = cardio::available_cpus();
+  const Result r = cardiac({"run", "a.yaml", "--threads", std::to_string(cpus + 1)});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_HAS(r.err, "--threads " + std::to_string(cpus + 1) + ": this process can run 1 to " + std::to_string(cpus) + " threads");
+}
+
+TEST_F(BeatBadInput, TimeStepAboveTheEstimateIsRefusedAndAForcedBlowUpIsNamed) {
+  // configs/lv_phantom.yaml at 1.5 mm: stable step about 0.1 ms.
+  Result r = run_default_with("  dt_safety: 0.7", "  dt_safety: 0.7\n  dt: 0.5 ms");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "simulation.dt: 0.5 ms is above the stability estimate");
+  EXPECT_HAS(r.err, "simulation.force_dt");
+  expect_no_results();
+  // Forced: the run blows up within a few steps and says where (step, time, node, element) and what to try.
+  r = run_default_with("  dt_safety: 0.7", "  dt_safety: 0.7\n  dt: 0.5 ms\n  force_dt: true");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(unstable at step \d+ \(t = [0-9.]+ ms\): node \d+ \(in element \d+\))")))
+      << r.err;
+  EXPECT_HAS(r.err, "dt_safety");
+  expect_no_results();
+}
 
 TEST_F(BeatBadInput, PacingSiteOutsideTheMyocardium) {
   const Result r = run_default_with("{point: [0 mm, 0 mm, -18.5 mm]", "{point: [0 mm, 0 mm, -40 mm]");

@@ -106,9 +106,10 @@ void check_state(const MassSpringSystem& sys, const HexMesh& mesh, const NodeSta
   CARDIO_FAIL("simulation became unstable at step " << step_index << " (t = " << t << " ms): node " << bad
               << " (in element " << element << ") "
               << (finite ? "moved farther than half an element in one step (|v| dt = " +
-                               std::to_string(s.v.col(bad).norm() * dt) + " mm); the time step is too large or "
-                               "the material too stiff for it"
-                         : std::string("has a non-finite position or velocity (NaN/inf)")));
+                               std::to_string(s.v.col(bad).norm() * dt) + " mm)"
+                         : std::string("has a non-finite position or velocity (NaN/inf)"))
+              << "; the time step " << dt << " ms is too large for the stiffness: leave the time step to the "
+                 "stability estimate (dt unset) or lower dt_safety");
 }
 
 QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh& mesh, NodeState& s,

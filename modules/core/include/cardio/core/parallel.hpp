@@ -11,6 +11,10 @@
 #ifdef CARDIO_HAVE_OPENMP
 #include <omp.h>
 #endif
+#if defined(__linux__)
+#include <sched.h>
+#endif
+#include <thread>
 
 namespace cardio {
 
@@ -21,6 +25,16 @@ inline int thread_count() {
 #else
   return 1;
 #endif
+}
+
+/// CPUs this process may run on (its affinity mask, which Slurm and taskset set; else the
+/// hardware's thread count): the most threads that run without sharing a core.
+inline int available_cpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 /// Set the thread count for subsequent parallel loops (n >= 1).
