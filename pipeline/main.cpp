@@ -61,7 +61,7 @@ Usage:
   cardiac collect BATCH_DIR [--no-figures]
   cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
                   [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
-  cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--elements E1,E2,...] [--seconds S] [--json FILE]
+  cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--element E1,E2,...] [--seconds S] [--json FILE]
   cardiac figures RUN_DIR
   cardiac --help | --version
 
@@ -83,8 +83,9 @@ batch     Run a cohort (docs/cohorts.md): all cases of MANIFEST (a base config p
 collect   Merge BATCH_DIR/*/summary.json into BATCH_DIR/cohort.csv (one row per case) and draw
           cohort figures (scripts/figures/cohort_figures.py).
 bench     Time force evaluation + one Verlet step on voxel blocks, per element type
-          (--elements bourguignon_cani,guccione_one_point,guccione_sampled_axes: the default, all
-          three; default sizes 1e3,1e4,1e5,1e6 elements at 1 and 2 threads).
+          (--element heart|sampled_axes|one_point|bourguignon_cani|baudet, or a list; default all
+          four; heart = sampled_axes, the element hearts use; default sizes 1e3,1e4,1e5,1e6
+          elements at 1 and 2 threads).
 figures   Draw RUN_DIR/figures/*.png + *.pdf (PV loops, regional strain, bull's-eyes, J, 3-D view)
           with scripts/figures/run_figures.py and /usr/bin/python3 (docs/figures.md).
 
@@ -169,11 +170,11 @@ Args parse_args(int argc, char** argv) {
       a.overrides.push_back(value());
     } else if (s == "--sizes") {
       a.sizes = parse_list<long>(value(), "--sizes");
-    } else if (s == "--elements") {
+    } else if (s == "--element" || s == "--elements") {
       std::stringstream ss(value());
       for (std::string item; std::getline(ss, item, ',');) {
-        if (!bench::is_bench_element(item))
-          usage_error("--elements: expected bourguignon_cani, guccione_one_point or guccione_sampled_axes, got '" + item + "'");
+        if (bench::bench_element(item).empty())
+          usage_error(s + ": expected heart, sampled_axes, one_point, bourguignon_cani or baudet, got '" + item + "'");
         a.elements.push_back(item);
       }
     } else if (s == "--seconds") {

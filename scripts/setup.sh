@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build pkg-config
           libeigen3-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev
           libvtk9-dev libinsighttoolkit5-dev zlib1g-dev
+          libsuitesparse-dev libopenblas0-pthread   # CHOLMOD (Newton), optimised BLAS for it
           slurmctld slurmd slurm-client munge   # Slurm: tests/slurm (docs/slurm.md)
           python3-matplotlib python3-vtk9 xvfb xauth libgl1-mesa-dri)  # figures (docs/figures.md)
 missing=()

@@ -59,6 +59,14 @@ SampledElementData sampled_element_data(const NodeMatrix& X, const std::array<Ei
 double sampled_element_forces(const SampledElementData& e, const GuccioneLaw& law, double Ta, double activation,
                               const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f);
 
+/// Tangent stiffness of one element: K = -df/dx (24 x 24; row and column 3 j + i = coordinate i of
+/// node j) of the elastic forces of sampled_element_forces (no damping) at x, by forward-mode
+/// automatic differentiation of the same kernel (Eigen AutoDiff): exact to rounding, symmetric
+/// (the forces are an energy gradient). NaN when a sample is inverted.
+using ElementStiffness = Eigen::Matrix<double, 24, 24>;
+void sampled_element_stiffness(const SampledElementData& e, const GuccioneLaw& law, double Ta, double activation,
+                               const NodeMatrix& x, ElementStiffness& K);
+
 /// Smallest det F over the samples and the mean dilatation Jbar = v / V0 of an element at x
 /// (for the inverted-element check: an element is inverted when either is <= 0).
 struct ElementDilatation {
