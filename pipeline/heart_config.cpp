@@ -121,6 +121,26 @@ std::vector<CavityCirculation> parse_circulation(const Node& n, const HeartSimul
   return out;
 }
 
+/// The quasi-static solver: Newton (the default where the element has a tangent: sampled axes) or
+/// dynamic relaxation (the one-point element), and the keys of the one chosen.
+void parse_static_solver(const Node& sim, HeartSimulation& h) {
+  const bool has_tangent = h.material.element == mechanics::ElementKind::sampled_axes;
+  h.solver = sim.choice("solver", {"newton", "dynamic_relaxation"}, has_tangent ? "newton" : "dynamic_relaxation");
+  if (h.solver == "newton" && !has_tangent)
+    sim.fail("solver", "Newton's method needs the tangent of the sampled-axes element; the one-point element "
+                       "(material.element: one_point) runs with solver: dynamic_relaxation");
+  if (h.solver == "dynamic_relaxation") {
+    h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
+    for (const char* k : {"update_tol", "load_step_cuts", "linear_solver"})
+      sim.reject_if_present(k, "used with solver: newton only");
+    return;
+  }
+  h.max_iterations = sim.integer("max_iterations", 30, 1, 10000);
+  h.update_tol = sim.number("update_tol", 1e-6, Range::open(0, 1));
+  h.load_step_cuts = int(sim.integer("load_step_cuts", 10, 0, 50));
+  h.linear_solver = sim.choice("linear_solver", {"cholmod", "lu", "cg"}, "cholmod");
+}
+
 HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& base) {
   HeartSimulation h;
   const Node mat = root.child("material");
@@ -173,13 +193,13 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
   if (h.mode == "quasi_static") {
     h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
     h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));
-    h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
+    parse_static_solver(sim, h);
     for (const char* k : {"first_onset", "period", "beats", "dt", "force_dt", "dt_safety", "output_interval", "damping_time",
                           "mass_scaling", "checkpoint_interval"})
       sim.reject_if_present(k, "used with mode: beat only");
     for (const char* k : {"activation", "circulation", "analysis"}) root.reject_if_present(k, "used with simulation.mode: beat only");
   } else {
-    for (const char* k : {"load_steps", "residual_tol", "max_iterations"})
+    for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts", "linear_solver"})
       sim.reject_if_present(k, "used with mode: quasi_static only");
     h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
     h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));

@@ -112,7 +112,11 @@ struct HeartSimulation {
   // quasi-static mode
   int load_steps = 10;
   double residual_tol = 1e-6;
-  long max_iterations = 2000000;
+  std::string solver = "newton";         ///< newton | dynamic_relaxation
+  long max_iterations = 30;              ///< Newton: per load increment; dynamic relaxation: per load step
+  double update_tol = 1e-6;              ///< Newton: last update <= this x the smallest edge
+  int load_step_cuts = 10;               ///< Newton: halvings of a failed increment
+  std::string linear_solver = "cholmod"; ///< Newton: cholmod | lu | cg
   std::vector<Probe> probes;
 };
 

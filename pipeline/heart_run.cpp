@@ -10,6 +10,7 @@
 #include "cardio/core/error.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/integrators.hpp"
+#include "cardio/mechanics/newton.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -161,6 +162,60 @@ HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMes
   return model;
 }
 
+namespace {
+
+struct StepResult {
+  bool converged = false;
+  long iterations = 0;
+  int cuts = 0;
+  double residual = 0, assemble_seconds = 0, solve_seconds = 0;
+};
+
+struct StaticTotals {
+  bool converged = true;
+  long iterations = 0;
+  int cuts = 0;
+  double residual = 0, assemble_seconds = 0, solve_seconds = 0;
+  void add(const StepResult& r) {
+    converged = r.converged;
+    iterations += r.iterations;
+    cuts += r.cuts;
+    residual = r.residual;
+    assemble_seconds += r.assemble_seconds;
+    solve_seconds += r.solve_seconds;
+  }
+};
+
+/// One load step by Newton's method (mechanics/newton.hpp), from load fraction s_from to s_to.
+StepResult newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& sim, mechanics::NodeState& state,
+                       const mechanics::LoadSetter& set_load, double s_from, double s_to, std::ostream* log) {
+  mechanics::NewtonOptions o;
+  o.residual_tol = sim.residual_tol;
+  o.update_tol = sim.update_tol;
+  o.max_iterations = int(sim.max_iterations);
+  o.max_cuts = sim.load_step_cuts;
+  o.linear_solver = sim.linear_solver == "lu"   ? mechanics::LinearSolver::lu
+                    : sim.linear_solver == "cg" ? mechanics::LinearSolver::cg
+                                                : mechanics::LinearSolver::cholmod;
+  const mechanics::NewtonStats st = newton.solve(state, set_load, s_from, s_to, o, log);
+  return {st.converged, st.iterations, st.cuts, st.residual, st.assemble_seconds, st.solve_seconds};
+}
+
+/// One load step by dynamic relaxation (mechanics/integrators.hpp) at load fraction s.
+StepResult relaxation_step(const mechanics::MassSpringSystem& sys, const mechanics::HexMesh& mesh,
+                           const HeartSimulation& sim, mechanics::NodeState& state,
+                           const mechanics::LoadSetter& set_load, double s) {
+  set_load(s);
+  mechanics::QuasiStaticOptions qs;
+  qs.load_steps = 1;  // the steps are taken by the caller, so that pressure and active tension ramp together
+  qs.residual_tol = sim.residual_tol;
+  qs.max_iterations = sim.max_iterations;
+  const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs);
+  return {r.converged, r.iterations, 0, r.residual, 0, 0};
+}
+
+}  // namespace
+
 HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
   const auto t0 = std::chrono::steady_clock::now();
   const mechanics::HexMesh& mesh = m.mesh;
@@ -171,34 +226,31 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   for (const auto& p : sim.pressures) full.push_back({select_quads(p.surface, m), p.pressure});
 
   mechanics::NodeState state = sys.rest_state();
-  mechanics::QuasiStaticOptions qs;
-  qs.load_steps = 1;  // the steps are taken here, so that pressure and active tension ramp together
-  qs.residual_tol = sim.residual_tol;
-  qs.max_iterations = sim.max_iterations;
-  long iterations = 0;
-  double residual = 0;
-  bool converged = true;
   std::vector<double> Ta(std::size_t(mesh.n_elements()), 0.0), activation(std::size_t(mesh.n_elements()), 0.0);
-  for (int k = 1; k <= sim.load_steps; ++k) {
-    const double s = double(k) / sim.load_steps;
+  // Pressures and active tension ramp together with the load fraction s.
+  const auto set_load = [&](double s) {
     sys.loads.pressures = full;
     for (auto& p : sys.loads.pressures) p.pressure *= s;
     std::fill(Ta.begin(), Ta.end(), s * sim.active_tension);
     std::fill(activation.begin(), activation.end(), sim.active_tension > 0 ? s : 0.0);
     guccione->set_active_tension(Ta, activation);
-    const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs);
-    iterations += r.iterations;
-    residual = r.residual;
+  };
+  set_load(1.0);  // the pattern of the tangent includes the loaded faces
+  std::unique_ptr<mechanics::NewtonSolver> newton;
+  if (sim.solver == "newton") newton = std::make_unique<mechanics::NewtonSolver>(sys, mesh);
+  StaticTotals totals;
+  for (int k = 1; k <= sim.load_steps && totals.converged; ++k) {
+    const double s = double(k) / sim.load_steps;
+    const StepResult r = newton ? newton_step(*newton, sim, state, set_load, double(k - 1) / sim.load_steps, s, log)
+                                : relaxation_step(sys, mesh, sim, state, set_load, s);
+    totals.add(r);
     if (log) {
       std::ostringstream line;
       line << "load step " << k << "/" << sim.load_steps << ": " << r.iterations << " iterations, residual "
            << std::scientific << std::setprecision(2) << r.residual << (r.converged ? "" : " (not converged)");
       *log << line.str() << std::endl;
     }
-    if (!r.converged) {
-      converged = false;
-      break;
-    }
+    if (!r.converged) break;
     std::ostringstream when;
     when << "quasi-static load step " << k << "/" << sim.load_steps << " (pressures at " << 100 * s << " %, active tension "
          << s * sim.active_tension << " kPa)";
@@ -206,6 +258,9 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                          "the load is too large for this mesh and material (lower loads.pressures or active.tension), "
                          "or the steps too coarse (raise simulation.load_steps)");
   }
+  const bool converged = totals.converged;
+  const long iterations = totals.iterations;
+  const double residual = totals.residual;
 
   HeartRunResult out;
   out.active_tension = Ta;
@@ -219,8 +274,12 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   const double v0 = mechanics::element_volumes(mesh, mesh.rest).sum(), v1 = mechanics::element_volumes(mesh, state.x).sum();
   out.summary = {{"mode", sim.mode},
                  {"converged", converged},
+                 {"solver", sim.solver},
                  {"iterations", iterations},
                  {"relative_residual", residual},
+                 {"load_step_cuts", totals.cuts},
+                 {"tangent_assembly_s", totals.assemble_seconds},
+                 {"linear_solve_s", totals.solve_seconds},
                  {"load_steps", sim.load_steps},
                  {"element_count", mesh.n_elements()},
                  {"node_count", mesh.n_nodes()},
@@ -230,8 +289,12 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                  {"simulate_time_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   out.state = std::move(state);
   if (!converged)
-    CARDIO_FAIL("quasi-static solve did not converge within simulation.max_iterations = " << sim.max_iterations
-                << " (relative residual " << residual << " > " << sim.residual_tol << ")");
+    CARDIO_FAIL("quasi-static solve (" << sim.solver << ") did not converge within simulation.max_iterations = "
+                << sim.max_iterations << (newton ? " per increment and simulation.load_step_cuts = " +
+                                                       std::to_string(sim.load_step_cuts) + " halvings"
+                                                 : std::string())
+                << " (relative residual " << residual << " > " << sim.residual_tol
+                << "); raise simulation.load_steps, or lower the loads");
   return out;
 }
 

@@ -87,6 +87,13 @@ void GuccioneForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3X
   });
 }
 
+void GuccioneForces::element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const {
+  CARDIO_CHECK(m_kind == ElementKind::sampled_axes, "the one-point element has no tangent stiffness");
+  const std::size_t i = std::size_t(e);
+  const double Ta = m_Ta.empty() ? 0.0 : m_Ta[i], a = m_activation.empty() ? 0.0 : m_activation[i];
+  sampled_element_stiffness(m_sampled[i], m_laws[m_material[i]], Ta, a, gather(x, m_hexes[i]), K);
+}
+
 double GuccioneForces::energy(const Eigen::Matrix3Xd& x) const {
   return deterministic_sum(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
     NodeMatrix fe = NodeMatrix::Zero();

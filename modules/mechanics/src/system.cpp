@@ -99,6 +99,58 @@ void MassSpringSystem::add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Mat
   }
 }
 
+namespace {
+// [v]x: the matrix of u -> v x u.
+Eigen::Matrix3d cross_matrix(const Eigen::Vector3d& v) {
+  Eigen::Matrix3d m;
+  m << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
+  return m;
+}
+}  // namespace
+
+void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double s, const BlockAdder& add) const {
+  for (const ElasticFoundation& fd : foundations) {
+    if (fd.stiffness == 0) continue;
+    for (const Quad& q : fd.faces) {
+      const Eigen::Vector3d a = 0.5 * (m_rest.col(q[2]) - m_rest.col(q[0])).cross(m_rest.col(q[3]) - m_rest.col(q[1]));
+      const double area = a.norm();
+      if (!(area > 0)) continue;
+      const Eigen::Vector3d N = a / area;
+      const double kA = 0.25 * fd.stiffness * area;
+      const Eigen::Matrix3d k = fd.normal_only ? Eigen::Matrix3d(kA * N * N.transpose()) : Eigen::Matrix3d(kA * Eigen::Matrix3d::Identity());
+      for (std::int32_t n : q) add(n, n, k);
+    }
+  }
+  // Follower pressure (add_loads): f_a = -p sum_gauss N_a n, n = (x_xi x x_eta) / 4, so
+  // d f_a / d x_b = -p sum N_a (c_b (-[x_eta]x) + d_b [x_xi]x) / 4 with c_b = dx_xi/dx_b, d_b = dx_eta/dx_b.
+  const double gp[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
+  for (const PressureLoad& pl : loads.pressures) {
+    const double p = s * pl.pressure;
+    if (p == 0) continue;
+    for (const Quad& q : pl.faces) {
+      const Eigen::Vector3d x0 = x.col(q[0]), x1 = x.col(q[1]), x2 = x.col(q[2]), x3 = x.col(q[3]);
+      Eigen::Matrix3d K[4][4];
+      for (auto& row : K)
+        for (auto& k : row) k.setZero();
+      for (double xi : gp)
+        for (double eta : gp) {
+          const Eigen::Vector3d dxi = (1 - eta) * (x1 - x0) + eta * (x2 - x3);
+          const Eigen::Vector3d deta = (1 - xi) * (x3 - x0) + xi * (x2 - x1);
+          const double N[4] = {(1 - xi) * (1 - eta), xi * (1 - eta), xi * eta, (1 - xi) * eta};
+          const double c[4] = {-(1 - eta), 1 - eta, eta, -eta};
+          const double d[4] = {-(1 - xi), -xi, xi, 1 - xi};
+          const Eigen::Matrix3d A = cross_matrix(deta), B = cross_matrix(dxi);
+          for (int b = 0; b < 4; ++b) {
+            const Eigen::Matrix3d dn = 0.25 * (-c[b] * A + d[b] * B);
+            for (int a = 0; a < 4; ++a) K[a][b] += p * N[a] * dn;  // -df_a/dx_b = p N_a dn/dx_b
+          }
+        }
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b) add(q[a], q[b], K[a][b]);
+    }
+  }
+}
+
 void MassSpringSystem::project(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double s, double s_dot) const {
   for (const DofConstraint& c : constraints)
     for (std::int32_t n : c.nodes) {

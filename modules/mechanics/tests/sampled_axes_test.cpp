@@ -4,6 +4,7 @@
 // objectivity of the production kernel, and exactly six zero-energy modes.
 #include <gtest/gtest.h>
 
+#include <Eigen/Eigenvalues>
 #include <cmath>
 #include <random>
 
@@ -143,6 +144,47 @@ TEST(SampledAxes, ForcesAreTheEnergyGradient) {
       worst = std::max(worst, std::abs(f(c, j) + dW));
     }
   EXPECT_LT(worst, 1e-6 * f.norm());
+}
+
+TEST(SampledAxes, TangentIsTheDerivativeOfTheForces) {
+  // The automatic-differentiation tangent against central differences of the double kernel, at a
+  // strongly deformed, active state of a distorted element: symmetric, zero on rigid translations.
+  std::mt19937_64 rng(11);
+  const NodeMatrix X = distorted_hex(rng);
+  const SampledElementData d = sampled_element_data(X, random_frames(rng));
+  const GuccioneLaw law = active_law();
+  const NodeMatrix x = X + 0.12 * NodeMatrix::Random();
+  ElementStiffness K;
+  sampled_element_stiffness(d, law, 25.0, 0.6, x, K);
+  ElementStiffness fd;
+  const double h = 1e-6;
+  for (int j = 0; j < 8; ++j)
+    for (int c = 0; c < 3; ++c) {
+      NodeMatrix xp = x, xm = x, fp = NodeMatrix::Zero(), fm = NodeMatrix::Zero();
+      xp(c, j) += h;
+      xm(c, j) -= h;
+      sampled_element_forces(d, law, 25.0, 0.6, xp, nullptr, fp);
+      sampled_element_forces(d, law, 25.0, 0.6, xm, nullptr, fm);
+      const NodeMatrix df = fp - fm;
+      fd.col(3 * j + c) = -Eigen::Map<const Eigen::Matrix<double, 24, 1>>(df.data()) / (2 * h);
+    }
+  EXPECT_LT((K - fd).cwiseAbs().maxCoeff(), 1e-6 * K.cwiseAbs().maxCoeff());
+  EXPECT_LT((K - K.transpose()).cwiseAbs().maxCoeff(), 1e-10 * K.cwiseAbs().maxCoeff());
+  for (int c = 0; c < 3; ++c) {
+    Eigen::Matrix<double, 24, 1> t = Eigen::Matrix<double, 24, 1>::Zero();
+    for (int j = 0; j < 8; ++j) t[3 * j + c] = 1;
+    EXPECT_LT((K * t).cwiseAbs().maxCoeff(), 1e-10 * K.cwiseAbs().maxCoeff());
+  }
+  // At rest without tension: positive semi-definite with exactly six zero modes (rigid motions).
+  sampled_element_stiffness(d, law, 0.0, 0.0, X, K);
+  const Eigen::SelfAdjointEigenSolver<ElementStiffness> eig(0.5 * (K + K.transpose()));
+  const double top = eig.eigenvalues().maxCoeff();
+  int zero = 0;
+  for (int i = 0; i < 24; ++i) {
+    EXPECT_GT(eig.eigenvalues()[i], -1e-10 * top);
+    zero += std::abs(eig.eigenvalues()[i]) < 1e-10 * top;
+  }
+  EXPECT_EQ(zero, 6);
 }
 
 TEST(SampledAxes, VolumeTermActsOnTheExactElementVolume) {

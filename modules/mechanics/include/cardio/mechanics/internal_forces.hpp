@@ -3,9 +3,14 @@
 /// The element force models share one interface, so the system, the integrators and the
 /// experiments do not depend on the element type.
 #include <Eigen/Core>
+#include <cstdint>
 #include <string_view>
 
 namespace cardio::mechanics {
+
+/// Tangent stiffness of one hexahedron: K = -df/dx, 24 x 24, row and column 3 j + i = coordinate i
+/// of the element's node j (VTK order).
+using ElementStiffness = Eigen::Matrix<double, 24, 24>;
 
 class InternalForces {
  public:
@@ -20,6 +25,13 @@ class InternalForces {
   /// Largest damping time tau [ms] of any spring (for the stable-step estimate).
   virtual double max_damping_time() const = 0;
   virtual std::string_view name() const = 0;
+  /// For Newton's method: whether element_stiffness is available.
+  virtual bool has_stiffness() const { return false; }
+  /// K = -df/dx of the elastic forces (no damping) of element e at the node positions x (3 x n).
+  virtual void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const {
+    (void)e, (void)x;
+    K.setConstant(0.0 / 0.0);
+  }
 };
 
 }  // namespace cardio::mechanics

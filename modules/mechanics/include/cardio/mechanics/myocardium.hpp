@@ -49,6 +49,10 @@ class GuccioneForces final : public InternalForces {
     return m_kind == ElementKind::sampled_axes ? "guccione_sampled_axes" : "guccione_one_point";
   }
   ElementKind kind() const { return m_kind; }
+  /// The exact tangent (automatic differentiation) of the sampled-axes element; the one-point
+  /// element has none (its quasi-static problems use dynamic relaxation).
+  bool has_stiffness() const override { return m_kind == ElementKind::sampled_axes; }
+  void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const override;
 
   /// One-point element data (empty for sampled-axes elements).
   const std::vector<BCElementData>& elements() const { return m_data; }

@@ -25,6 +25,7 @@
 #include <array>
 
 #include "cardio/mechanics/hyperelastic.hpp"
+#include "cardio/mechanics/internal_forces.hpp"
 #include "cardio/mechanics/mesh.hpp"
 
 namespace cardio::mechanics {
@@ -63,7 +64,6 @@ double sampled_element_forces(const SampledElementData& e, const GuccioneLaw& la
 /// node j) of the elastic forces of sampled_element_forces (no damping) at x, by forward-mode
 /// automatic differentiation of the same kernel (Eigen AutoDiff): exact to rounding, symmetric
 /// (the forces are an energy gradient). NaN when a sample is inverted.
-using ElementStiffness = Eigen::Matrix<double, 24, 24>;
 void sampled_element_stiffness(const SampledElementData& e, const GuccioneLaw& law, double Ta, double activation,
                                const NodeMatrix& x, ElementStiffness& K);
 

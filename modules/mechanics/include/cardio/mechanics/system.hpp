@@ -4,6 +4,7 @@
 /// is kept apart from the integrators: integrators see only forces and a projection.
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -87,6 +88,11 @@ class MassSpringSystem {
   void add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
   /// External loads only at factor s (added into f).
   void add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Matrix3Xd& f) const;
+  /// Stiffness -df/dx of the elastic foundations and the follower pressures (at factor s) as 3x3
+  /// node blocks: add(a, b, K_ab) with K_ab = -d f_a / d x_b (serial, in face order). The pressure
+  /// part is not symmetric (a follower load).
+  using BlockAdder = std::function<void(std::int32_t a, std::int32_t b, const Eigen::Matrix3d& K_ab)>;
+  void add_boundary_stiffness(const Eigen::Matrix3Xd& x, double s, const BlockAdder& add) const;
   /// Project onto the constraints: prescribed positions at factor s, velocities at rate s_dot.
   void project(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double s, double s_dot) const;
   /// 3 x n mask, 1 where the component is free (not prescribed).

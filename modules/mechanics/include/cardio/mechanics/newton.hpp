@@ -1,0 +1,71 @@
+#pragma once
+/// @file newton.hpp
+/// Static equilibrium by Newton's method (docs/performance.md, "Newton"): the residual is the
+/// system's total force on the free coordinates, the tangent K = -df/dx is assembled from the
+/// elements' exact stiffnesses (InternalForces::element_stiffness), the follower pressures' load
+/// stiffness and the elastic foundations, as a sparse matrix, and solved with CHOLMOD (supernodal
+/// Cholesky of the symmetrised tangent), Eigen's SparseLU (the full, unsymmetric tangent) or
+/// conjugate gradients (incomplete Cholesky; for problems too large to factorise). A backtracking
+/// line search on the residual norm guards each update; a load increment that does not converge
+/// is cut in half and retried. Deterministic: assembly sums in element order whatever the threads.
+#include <Eigen/Core>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "cardio/mechanics/system.hpp"
+
+namespace cardio::mechanics {
+
+enum class LinearSolver { cholmod, lu, cg };
+
+struct NewtonOptions {
+  double residual_tol = 1e-8;  ///< max free |f| <= tol x force scale (largest load or reaction), as dynamic relaxation
+  double update_tol = 1e-6;    ///< and the last update's max |dx| <= tol x the smallest rest edge
+  int max_iterations = 30;     ///< per load increment
+  int max_cuts = 10;           ///< halvings of a failed increment before giving up
+  int line_search_halvings = 8;
+  LinearSolver linear_solver = LinearSolver::cholmod;
+};
+
+struct NewtonStats {
+  bool converged = false;
+  int increments = 0;       ///< converged load increments
+  int cuts = 0;             ///< failed increments retried with half the load step
+  int iterations = 0;       ///< Newton iterations (tangent assemblies and solves), failed ones included
+  double residual = 0;      ///< final relative residual
+  double assemble_seconds = 0, solve_seconds = 0;
+};
+
+/// Puts the system in the state of load fraction s (pressures, active tension, ...).
+using LoadSetter = std::function<void(double s)>;
+
+class NewtonSolver {
+ public:
+  /// The sparsity pattern of the free coordinates is built once. sys.internal() must have a
+  /// stiffness (InternalForces::has_stiffness), and the prescribed coordinates stay where
+  /// sys.project(x, v, 1, 0) puts them.
+  NewtonSolver(const MassSpringSystem& sys, const HexMesh& mesh);
+  ~NewtonSolver();
+  NewtonSolver(const NewtonSolver&) = delete;
+  NewtonSolver& operator=(const NewtonSolver&) = delete;
+
+  /// Equilibrium at load fraction s_to from the converged state s.x at s_from (forces evaluated
+  /// with sys.forces(x, 0, 1)). Logs every iteration (residual, update, line-search step) to log
+  /// if given. On failure s.x holds the last converged state and converged is false.
+  NewtonStats solve(NodeState& s, const LoadSetter& set_load, double s_from, double s_to, const NewtonOptions& o,
+                    std::ostream* log = nullptr);
+
+  /// The tangent K = -df/dx on the free coordinates at x (sys as set by the last set_load), as
+  /// assembled for the solver: for checks against finite differences.
+  Eigen::MatrixXd dense_tangent(const Eigen::Matrix3Xd& x);
+  /// Index of free coordinate i of node n in the tangent, or -1 if prescribed.
+  std::int64_t free_index(std::int64_t n, int i) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m;
+};
+
+}  // namespace cardio::mechanics
