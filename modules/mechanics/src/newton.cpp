@@ -154,7 +154,7 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, LinearSolver whi
     return cg.info() == Eigen::Success && dx.allFinite();
   }
   if (!analysed) {
-    cholmod.cholmod().print = 1;  // errors only: an indefinite tangent is handled below
+    cholmod.cholmod().print = 0;  // silent: an indefinite tangent is handled below
     cholmod.analyzePattern(sym);
     analysed = true;
   }
