@@ -1,6 +1,7 @@
 #include "cardio/mechanics/newton.hpp"
 
 #include <Eigen/CholmodSupport>
+#include <dlfcn.h>
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
@@ -23,6 +24,15 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// A multithreaded BLAS sums CHOLMOD's dense blocks in an order that depends on its thread count,
+// so the solution would differ in the last bits between machines: one BLAS thread keeps the
+// results bit-identical at any thread count (OpenBLAS: about 2x slower factorisations on 2 cores).
+// Looked up at run time, so any BLAS the system provides works.
+void single_threaded_blas() {
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(1);
+}
+
 }  // namespace
 
 struct NewtonSolver::Impl {
@@ -32,9 +42,11 @@ struct NewtonSolver::Impl {
   Sparse K;              // the pattern of the free coordinates, values reassembled
   Eigen::CholmodSupernodalLLT<Sparse, Eigen::Lower> cholmod;
   bool analysed = false;
-  long shifted = 0;  // factorisations of a shifted (indefinite) tangent
+  long shifted = 0;    // factorisations of a shifted (indefinite) tangent
+  double next_mu = 0;  // the diagonal shift to try first (0: none)
 
   Impl(const MassSpringSystem& s, const HexMesh& m) : sys(s), mesh(m) {
+    single_threaded_blas();
     CARDIO_CHECK(sys.internal().has_stiffness(),
                  "Newton's method needs the element's tangent stiffness; " << sys.internal().name() << " has none");
     build_pattern();
@@ -158,20 +170,26 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, LinearSolver whi
     cholmod.analyzePattern(sym);
     analysed = true;
   }
-  cholmod.factorize(sym);
   // Not positive definite (far from equilibrium the volume penalty's pressure makes the tangent
   // indefinite): shift the diagonal, mu D with D = |diag K|, growing mu tenfold until the
   // Cholesky succeeds (a Levenberg-Marquardt step: still a descent direction, and exact Newton
-  // again near a stable equilibrium, where no shift is needed).
-  Eigen::VectorXd D;
-  for (double mu = 1e-4; cholmod.info() != Eigen::Success && mu <= 1e2; mu *= 10) {
-    if (D.size() == 0) D = sym.diagonal().cwiseAbs();
-    ++shifted;
-    Sparse shifted_matrix = sym;
-    for (int i = 0; i < shifted_matrix.cols(); ++i) shifted_matrix.coeffRef(i, i) += mu * D[i];
-    cholmod.factorize(shifted_matrix);
+  // again near a stable equilibrium). The shift that worked, divided by ten, is tried first
+  // next time, so a run of indefinite tangents does not pay for the failed attempts each time.
+  const Eigen::VectorXd D = sym.diagonal().cwiseAbs();
+  double mu = next_mu;
+  for (;; mu = mu == 0 ? 1e-4 : 10 * mu) {
+    if (mu > 1e2) return false;
+    if (mu == 0) {
+      cholmod.factorize(sym);
+    } else {
+      ++shifted;
+      Sparse shifted_matrix = sym;
+      for (int i = 0; i < shifted_matrix.cols(); ++i) shifted_matrix.coeffRef(i, i) += mu * D[i];
+      cholmod.factorize(shifted_matrix);
+    }
+    if (cholmod.info() == Eigen::Success) break;
   }
-  if (cholmod.info() != Eigen::Success) return false;
+  next_mu = mu >= 1e-3 ? mu / 10 : 0.0;
   dx = cholmod.solve(r);
   return dx.allFinite();
 }

@@ -6,6 +6,7 @@
 
 #include <sstream>
 
+#include "cardio/core/parallel.hpp"
 #include "cardio/mechanics/integrators.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/newton.hpp"
@@ -108,6 +109,19 @@ TEST(Newton, ConvergesQuadraticallyToTheDynamicRelaxationEquilibrium) {
   const double moved = (sb.x - b.mesh.rest).cwiseAbs().maxCoeff();
   EXPECT_GT(moved, 0.05);  // a real deformation
   EXPECT_LT((sa.x - sb.x).cwiseAbs().maxCoeff(), 1e-6 * moved);
+}
+
+TEST(Newton, SameBitsAtAnyThreadCount) {
+  std::vector<Eigen::Matrix3Xd> x;
+  for (int threads : {1, 2}) {
+    set_thread_count(threads);
+    LoadedBlock b = loaded_block();
+    NodeState s = b.sys->rest_state();
+    NewtonSolver newton(*b.sys, b.mesh);
+    ASSERT_TRUE(newton.solve(s, [&](double f) { set_load(b, f); }, 0.0, 1.0, NewtonOptions{}).converged);
+    x.push_back(s.x);
+  }
+  EXPECT_EQ((x[0] - x[1]).cwiseAbs().maxCoeff(), 0.0);
 }
 
 }  // namespace
