@@ -46,10 +46,18 @@ inline void set_thread_count(int n) {
 #endif
 }
 
+/// Loops shorter than this run on the calling thread: waking the team costs more than it saves
+/// (and, next to other busy processes, a parallel region per tiny loop is where time is lost).
+inline constexpr std::int64_t kMinParallelLoop = 64;
+
 /// body(i) for i in [0, n). The body must only write data owned by index i.
 template <class Body>
 void parallel_for(std::int64_t n, Body&& body) {
 #ifdef CARDIO_HAVE_OPENMP
+  if (n < kMinParallelLoop) {
+    for (std::int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) body(i);
 #else
