@@ -217,7 +217,8 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     st.assemble_seconds += seconds_since(t0);
     t0 = Clock::now();
     Eigen::VectorXd dx;
-    const bool solved = solve_linear(free_part(f), o.linear_solver, dx);
+    const Eigen::VectorXd r0 = free_part(f);
+    const bool solved = solve_linear(r0, o.linear_solver, dx);
     st.solve_seconds += seconds_since(t0);
     if (!solved) return false;
     // Line search on the energy along dx (Crisfield, Non-linear FE analysis of solids and
@@ -225,7 +226,7 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     // while the energy still falls (g > 0) or once |g| has dropped enough; else take the secant
     // root of g; an inverted sample (NaN forces) halves a. The residual norm would be a poor
     // merit: the stiff volume penalty makes it grow even along a good step.
-    const double g0 = dx.dot(free_part(f));
+    const double g0 = dx.dot(r0);
     double alpha = 1, r_try = INFINITY;
     for (int k = 0; k <= o.line_search_halvings; ++k) {
       x_try = s.x;

@@ -50,17 +50,21 @@ void MassSpringSystem::forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd&
   add_loads(x, s, f);
 }
 
+std::pair<Eigen::Vector3d, double> MassSpringSystem::foundation_share(const ElasticFoundation& fd, const Quad& q) const {
+  // Rest area vector of the bilinear quad: half the cross product of its diagonals.
+  const Eigen::Vector3d a = 0.5 * (m_rest.col(q[2]) - m_rest.col(q[0])).cross(m_rest.col(q[3]) - m_rest.col(q[1]));
+  const double area = a.norm();
+  if (!(area > 0)) return {Eigen::Vector3d::Zero(), 0.0};
+  return {a / area, 0.25 * fd.stiffness * area};  // a quarter of the face per node
+}
+
 void MassSpringSystem::add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const {
   // Serial over faces (the boundary is small and its quads share nodes): a deterministic order.
   for (const ElasticFoundation& fd : foundations) {
     if (fd.stiffness == 0) continue;
     for (const Quad& q : fd.faces) {
-      // Rest area vector of the bilinear quad: half the cross product of its diagonals.
-      const Eigen::Vector3d a = 0.5 * (m_rest.col(q[2]) - m_rest.col(q[0])).cross(m_rest.col(q[3]) - m_rest.col(q[1]));
-      const double area = a.norm();
-      if (!(area > 0)) continue;
-      const Eigen::Vector3d N = a / area;
-      const double kA = 0.25 * fd.stiffness * area;  // a quarter of the face per node
+      const auto [N, kA] = foundation_share(fd, q);
+      if (kA == 0) continue;
       for (std::int32_t n : q) {
         const Eigen::Vector3d u = x.col(n) - m_rest.col(n);
         f.col(n) -= fd.normal_only ? Eigen::Vector3d(kA * N.dot(u) * N) : Eigen::Vector3d(kA * u);
@@ -112,11 +116,8 @@ void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double 
   for (const ElasticFoundation& fd : foundations) {
     if (fd.stiffness == 0) continue;
     for (const Quad& q : fd.faces) {
-      const Eigen::Vector3d a = 0.5 * (m_rest.col(q[2]) - m_rest.col(q[0])).cross(m_rest.col(q[3]) - m_rest.col(q[1]));
-      const double area = a.norm();
-      if (!(area > 0)) continue;
-      const Eigen::Vector3d N = a / area;
-      const double kA = 0.25 * fd.stiffness * area;
+      const auto [N, kA] = foundation_share(fd, q);
+      if (kA == 0) continue;
       const Eigen::Matrix3d k = fd.normal_only ? Eigen::Matrix3d(kA * N * N.transpose()) : Eigen::Matrix3d(kA * Eigen::Matrix3d::Identity());
       for (std::int32_t n : q) add(n, n, k);
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "cardio/mechanics/internal_forces.hpp"
@@ -101,6 +102,10 @@ class MassSpringSystem {
   void update_constraint_mask();
 
  private:
+  /// Rest unit normal N of a foundation quad and the stiffness k A / 4 each of its nodes carries
+  /// (zero for a degenerate quad).
+  std::pair<Eigen::Vector3d, double> foundation_share(const ElasticFoundation& fd, const Quad& q) const;
+
   std::unique_ptr<InternalForces> m_internal;
   Eigen::Matrix3Xd m_rest;
   Eigen::VectorXd m_mass;
