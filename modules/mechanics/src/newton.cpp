@@ -165,6 +165,7 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, LinearSolver whi
     dx = cg.solve(r);
     return cg.info() == Eigen::Success && dx.allFinite();
   }
+  const SerialLibraryRegions serial_cholmod;
   if (!analysed) {
     cholmod.cholmod().print = 0;  // silent: an indefinite tangent is handled below
     cholmod.analyzePattern(sym);

@@ -46,6 +46,30 @@ inline void set_thread_count(int n) {
 #endif
 }
 
+/// While in scope, OpenMP regions opened by libraries run on the calling thread. CHOLMOD (Debian's
+/// build) opens regions of 4 threads inside its factorisation, whatever the thread count set
+/// here; with passive waiting each wakes and parks a team, which made a factorisation 2.3x slower
+/// (docs/performance.md). Its results do not depend on it (those loops copy and clear).
+class SerialLibraryRegions {
+ public:
+  SerialLibraryRegions() {
+#ifdef CARDIO_HAVE_OPENMP
+    saved_ = omp_get_max_active_levels();
+    omp_set_max_active_levels(0);
+#endif
+  }
+  ~SerialLibraryRegions() {
+#ifdef CARDIO_HAVE_OPENMP
+    omp_set_max_active_levels(saved_);
+#endif
+  }
+  SerialLibraryRegions(const SerialLibraryRegions&) = delete;
+  SerialLibraryRegions& operator=(const SerialLibraryRegions&) = delete;
+
+ private:
+  int saved_ = 1;
+};
+
 /// Loops shorter than this run on the calling thread: waking the team costs more than it saves
 /// (and, next to other busy processes, a parallel region per tiny loop is where time is lost).
 inline constexpr std::int64_t kMinParallelLoop = 64;
