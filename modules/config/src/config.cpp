@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cardio/core/error.hpp"
+#include "yaml_structure.hpp"
 
 namespace cardio::config {
 
@@ -64,12 +65,7 @@ Document::Document() : m_impl(std::make_unique<Impl>()) {}
 Document::~Document() = default;
 
 namespace {
-std::string location(const std::string& file, const YAML::Mark& m) {
-  std::ostringstream os;
-  os << file;
-  if (m.line >= 0) os << ":" << m.line + 1 << ":" << m.column + 1;
-  return os.str();
-}
+using detail::location;
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -120,11 +116,7 @@ std::shared_ptr<Document> Document::load_file(const std::filesystem::path& file)
 std::shared_ptr<Document> Document::load_string(const std::string& yaml, const std::string& name) {
   std::shared_ptr<Document> doc(new Document());
   doc->m_file = name;
-  try {
-    doc->m_impl->root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    CARDIO_FAIL(location(name, e.mark) << ": YAML syntax error: " << e.msg);
-  }
+  doc->m_impl->root = detail::load_single_document(yaml, name);
   if (doc->m_impl->root.IsNull()) doc->m_impl->root = YAML::Node(YAML::NodeType::Map);
   if (!doc->m_impl->root.IsMap())
     CARDIO_FAIL(location(name, doc->m_impl->root.Mark()) << ": the config must be a map of keys");
