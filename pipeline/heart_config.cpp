@@ -131,7 +131,7 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
                        "(material.element: one_point) runs with solver: dynamic_relaxation");
   if (h.solver == "dynamic_relaxation") {
     h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
-    for (const char* k : {"update_tol", "load_step_cuts", "linear_solver"})
+    for (const char* k : {"update_tol", "load_step_cuts", "linear_solver", "reuse_factorisation"})
       sim.reject_if_present(k, "used with solver: newton only");
     return;
   }
@@ -139,6 +139,7 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
   h.update_tol = sim.number("update_tol", 1e-6, Range::open(0, 1));
   h.load_step_cuts = int(sim.integer("load_step_cuts", 10, 0, 50));
   h.linear_solver = sim.choice("linear_solver", {"cholmod", "lu", "cg"}, "cholmod");
+  h.reuse_factorisation = sim.boolean("reuse_factorisation", true);
 }
 
 HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& base) {
@@ -199,7 +200,8 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
       sim.reject_if_present(k, "used with mode: beat only");
     for (const char* k : {"activation", "circulation", "analysis"}) root.reject_if_present(k, "used with simulation.mode: beat only");
   } else {
-    for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts", "linear_solver"})
+    for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts", "linear_solver",
+                          "reuse_factorisation"})
       sim.reject_if_present(k, "used with mode: quasi_static only");
     h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
     h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));

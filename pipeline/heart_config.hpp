@@ -117,6 +117,7 @@ struct HeartSimulation {
   double update_tol = 1e-6;              ///< Newton: last update <= this x the smallest edge
   int load_step_cuts = 10;               ///< Newton: halvings of a failed increment
   std::string linear_solver = "cholmod"; ///< Newton: cholmod | lu | cg
+  bool reuse_factorisation = true;       ///< Newton, cholmod: CG preconditioned by the last factor first
   std::vector<Probe> probes;
 };
 

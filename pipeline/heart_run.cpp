@@ -168,6 +168,7 @@ struct StepResult {
   bool converged = false;
   long iterations = 0;
   int cuts = 0;
+  long factorisations = 0, krylov_iterations = 0;
   double residual = 0, assemble_seconds = 0, solve_seconds = 0;
 };
 
@@ -175,11 +176,14 @@ struct StaticTotals {
   bool converged = true;
   long iterations = 0;
   int cuts = 0;
+  long factorisations = 0, krylov_iterations = 0;
   double residual = 0, assemble_seconds = 0, solve_seconds = 0;
   void add(const StepResult& r) {
     converged = r.converged;
     iterations += r.iterations;
     cuts += r.cuts;
+    factorisations += r.factorisations;
+    krylov_iterations += r.krylov_iterations;
     residual = r.residual;
     assemble_seconds += r.assemble_seconds;
     solve_seconds += r.solve_seconds;
@@ -197,8 +201,10 @@ StepResult newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& s
   o.linear_solver = sim.linear_solver == "lu"   ? mechanics::LinearSolver::lu
                     : sim.linear_solver == "cg" ? mechanics::LinearSolver::cg
                                                 : mechanics::LinearSolver::cholmod;
+  o.reuse_factorisation = sim.reuse_factorisation;
   const mechanics::NewtonStats st = newton.solve(state, set_load, s_from, s_to, o, log);
-  return {st.converged, st.iterations, st.cuts, st.residual, st.assemble_seconds, st.solve_seconds};
+  return {st.converged,   st.iterations, st.cuts,           st.factorisations, st.krylov_iterations,
+          st.residual,    st.assemble_seconds, st.solve_seconds};
 }
 
 /// One load step by dynamic relaxation (mechanics/integrators.hpp) at load fraction s.
@@ -211,7 +217,7 @@ StepResult relaxation_step(const mechanics::MassSpringSystem& sys, const mechani
   qs.residual_tol = sim.residual_tol;
   qs.max_iterations = sim.max_iterations;
   const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs);
-  return {r.converged, r.iterations, 0, r.residual, 0, 0};
+  return {r.converged, r.iterations, 0, 0, 0, r.residual, 0, 0};
 }
 
 }  // namespace
@@ -278,6 +284,8 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                  {"iterations", iterations},
                  {"relative_residual", residual},
                  {"load_step_cuts", totals.cuts},
+                 {"factorisations", totals.factorisations},
+                 {"krylov_iterations", totals.krylov_iterations},
                  {"tangent_assembly_s", totals.assemble_seconds},
                  {"linear_solve_s", totals.solve_seconds},
                  {"load_steps", sim.load_steps},

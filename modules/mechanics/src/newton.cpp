@@ -2,6 +2,7 @@
 
 #include <Eigen/CholmodSupport>
 #include <dlfcn.h>
+#include <Eigen/Eigenvalues>
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
@@ -40,10 +41,15 @@ struct NewtonSolver::Impl {
   const HexMesh& mesh;
   std::vector<int> dof;  // 3 n: free index of coordinate (i, node) at 3 node + i, or -1
   Sparse K;              // the pattern of the free coordinates, values reassembled
+  // Element e's block (node a, node b), column j of node b, starts at K's value
+  // block_start[((e 8 + b) 3 + j) 8 + a] (node a's free rows are consecutive there), or -1:
+  // found once, so assembly does no searching.
+  std::vector<int> block_start;
   Eigen::CholmodSupernodalLLT<Sparse, Eigen::Lower> cholmod;
   bool analysed = false;
   long shifted = 0;    // factorisations of a shifted (indefinite) tangent
   double next_mu = 0;  // the diagonal shift to try first (0: none)
+  bool factor_is_exact = false;  // the held factor is of an unshifted tangent
 
   Impl(const MassSpringSystem& s, const HexMesh& m) : sys(s), mesh(m) {
     single_threaded_blas();
@@ -70,14 +76,20 @@ struct NewtonSolver::Impl {
       }
     }
   }
-  void assemble(const Eigen::Matrix3Xd& x);
+  void find_block_starts();
+  void add_element(std::size_t e, const ElementStiffness& Ke);
+  // project: each element's tangent with its negative eigenvalues set to zero (see iterate()).
+  void assemble(const Eigen::Matrix3Xd& x, bool project = false);
   Eigen::VectorXd free_part(const Eigen::Matrix3Xd& f) const {
     Eigen::VectorXd r(K.rows());
     for (std::size_t k = 0; k < dof.size(); ++k)
       if (dof[k] >= 0) r[dof[k]] = f(Eigen::Index(k % 3), Eigen::Index(k / 3));
     return r;
   }
-  bool solve_linear(const Eigen::VectorXd& r, LinearSolver which, Eigen::VectorXd& dx);
+  // shift: if the tangent is indefinite, shift its diagonal until it factorises (else fail).
+  bool solve_linear(const Eigen::VectorXd& r, const NewtonOptions& o, bool shift, NewtonStats& st, Eigen::VectorXd& dx);
+  bool factorise(const Sparse& sym, bool shift);
+  bool solve_with_old_factor(const Sparse& A, const Eigen::VectorXd& b, NewtonStats& st, Eigen::VectorXd& x);
   // Relative residual (max free |f| / force scale) at x, with f written.
   double residual(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
   // Newton iterations at the current load from s.x; true when converged.
@@ -127,9 +139,42 @@ void NewtonSolver::Impl::build_pattern() {
       for (int row : rows) K.insert(row, col) = 0.0;
     }
   K.makeCompressed();
+  find_block_starts();
 }
 
-void NewtonSolver::Impl::assemble(const Eigen::Matrix3Xd& x) {
+void NewtonSolver::Impl::find_block_starts() {
+  block_start.assign(std::size_t(mesh.n_elements()) * 192, -1);
+  for (std::size_t e = 0; e < mesh.hexes.size(); ++e) {
+    const Hex& h = mesh.hexes[e];
+    for (int b = 0; b < 8; ++b)
+      for (int j = 0; j < 3; ++j) {
+        const int col = dof[std::size_t(3 * h[b] + j)];
+        if (col < 0) continue;
+        for (int a = 0; a < 8; ++a) {
+          const int* rows = &dof[std::size_t(3 * h[a])];
+          const int* first_free = std::find_if(rows, rows + 3, [](int d) { return d >= 0; });
+          if (first_free == rows + 3) continue;
+          block_start[((e * 8 + std::size_t(b)) * 3 + std::size_t(j)) * 8 + std::size_t(a)] =
+              int(&at(*first_free, col) - K.valuePtr());
+        }
+      }
+  }
+}
+
+void NewtonSolver::Impl::add_element(std::size_t e, const ElementStiffness& Ke) {
+  const Hex& h = mesh.hexes[e];
+  double* values = K.valuePtr();
+  for (int b = 0; b < 8; ++b)
+    for (int j = 0; j < 3; ++j)
+      for (int a = 0; a < 8; ++a) {
+        int k = block_start[((e * 8 + std::size_t(b)) * 3 + std::size_t(j)) * 8 + std::size_t(a)];
+        if (k < 0) continue;
+        for (int i = 0; i < 3; ++i)
+          if (dof[std::size_t(3 * h[a] + i)] >= 0) values[k++] += Ke(3 * a + i, 3 * b + j);
+      }
+}
+
+void NewtonSolver::Impl::assemble(const Eigen::Matrix3Xd& x, bool project) {
   std::fill(K.valuePtr(), K.valuePtr() + K.nonZeros(), 0.0);
   // Element tangents in parallel chunks, scattered serially in element order: the same sums for
   // any thread count.
@@ -138,18 +183,22 @@ void NewtonSolver::Impl::assemble(const Eigen::Matrix3Xd& x) {
   const std::int64_t ne = mesh.n_elements();
   for (std::int64_t first = 0; first < ne; first += kChunk) {
     const std::int64_t count = std::min(kChunk, ne - first);
-    parallel_for(count, [&](std::int64_t k) { sys.internal().element_stiffness(std::int32_t(first + k), x, Ke[std::size_t(k)]); });
-    for (std::int64_t k = 0; k < count; ++k) {
-      const Hex& h = mesh.hexes[std::size_t(first + k)];
-      for (int a = 0; a < 8; ++a)
-        for (int b = 0; b < 8; ++b) add_block(h[a], h[b], Ke[std::size_t(k)].template block<3, 3>(3 * a, 3 * b));
-    }
+    parallel_for(count, [&](std::int64_t k) {
+      ElementStiffness& Kk = Ke[std::size_t(k)];
+      sys.internal().element_stiffness(std::int32_t(first + k), x, Kk);
+      if (project) {
+        const Eigen::SelfAdjointEigenSolver<ElementStiffness> eigen(0.5 * (Kk + Kk.transpose()));
+        Kk = eigen.eigenvectors() * eigen.eigenvalues().cwiseMax(0.0).asDiagonal() * eigen.eigenvectors().transpose();
+      }
+    });
+    for (std::int64_t k = 0; k < count; ++k) add_element(std::size_t(first + k), Ke[std::size_t(k)]);
   }
   sys.add_boundary_stiffness(x, 1.0, [&](std::int32_t a, std::int32_t b, const Eigen::Matrix3d& k) { add_block(a, b, k); });
 }
 
-bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, LinearSolver which, Eigen::VectorXd& dx) {
-  if (which == LinearSolver::lu) {
+bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, const NewtonOptions& o, bool shift, NewtonStats& st,
+                                      Eigen::VectorXd& dx) {
+  if (o.linear_solver == LinearSolver::lu) {
     Eigen::SparseLU<Sparse> lu;
     lu.compute(K);
     if (lu.info() != Eigen::Success) return false;
@@ -158,7 +207,7 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, LinearSolver whi
   }
   const Sparse T = K.transpose();
   const Sparse sym = 0.5 * (K + T);  // the follower pressure's load stiffness is not symmetric
-  if (which == LinearSolver::cg) {
+  if (o.linear_solver == LinearSolver::cg) {
     Eigen::ConjugateGradient<Sparse, Eigen::Lower | Eigen::Upper, Eigen::IncompleteCholesky<double>> cg;
     cg.setTolerance(1e-10);
     cg.compute(sym);
@@ -166,20 +215,28 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, LinearSolver whi
     return cg.info() == Eigen::Success && dx.allFinite();
   }
   const SerialLibraryRegions serial_cholmod;
+  if (o.reuse_factorisation && factor_is_exact && solve_with_old_factor(sym, r, st, dx)) return true;
+  ++st.factorisations;
+  if (!factorise(sym, shift)) return false;
+  dx = cholmod.solve(r);
+  return dx.allFinite();
+}
+
+bool NewtonSolver::Impl::factorise(const Sparse& sym, bool shift) {
   if (!analysed) {
     cholmod.cholmod().print = 0;  // silent: an indefinite tangent is handled below
     cholmod.analyzePattern(sym);
     analysed = true;
   }
-  // Not positive definite (far from equilibrium the volume penalty's pressure makes the tangent
-  // indefinite): shift the diagonal, mu D with D = |diag K|, growing mu tenfold until the
-  // Cholesky succeeds (a Levenberg-Marquardt step: still a descent direction, and exact Newton
-  // again near a stable equilibrium). The shift that worked, divided by ten, is tried first
-  // next time, so a run of indefinite tangents does not pay for the failed attempts each time.
+  // Not positive definite: shift the diagonal, mu D with D = |diag K|, growing mu tenfold until
+  // the Cholesky succeeds (a Levenberg-Marquardt step: still a descent direction). The shift that
+  // worked, divided by ten, is tried first next time, so a run of indefinite tangents does not pay
+  // for the failed attempts each time.
+  factor_is_exact = false;  // until a factorisation succeeds, the held one is unusable
   const Eigen::VectorXd D = sym.diagonal().cwiseAbs();
-  double mu = next_mu;
+  double mu = shift ? next_mu : 0.0;
   for (;; mu = mu == 0 ? 1e-4 : 10 * mu) {
-    if (mu > 1e2) return false;
+    if (mu > 1e2 || (mu > 0 && !shift)) return false;
     if (mu == 0) {
       cholmod.factorize(sym);
     } else {
@@ -190,9 +247,42 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, LinearSolver whi
     }
     if (cholmod.info() == Eigen::Success) break;
   }
+  factor_is_exact = mu == 0;
   next_mu = mu >= 1e-3 ? mu / 10 : 0.0;
-  dx = cholmod.solve(r);
-  return dx.allFinite();
+  return true;
+}
+
+// Near a stable equilibrium the tangent changes little from one iteration to the next, so the
+// last (unshifted) Cholesky factor is a good preconditioner for conjugate gradients on the new
+// one: triangular solves instead of a factorisation (inexact Newton with a lagged preconditioner;
+// Knoll & Keyes, J. Comput. Phys. 193:357, 2004, sec. 3). Solved to 1e-4 relative: the next
+// Newton residual is then about 1e-4 of this one's, which the convergence test sees. Gives up,
+// for a fresh factorisation, on negative curvature or after the iterations a factorisation would
+// cost: a fixed multiple of CHOLMOD's flop counts, never a timing, so the path is the same on
+// every machine.
+bool NewtonSolver::Impl::solve_with_old_factor(const Sparse& A, const Eigen::VectorXd& b, NewtonStats& st,
+                                               Eigen::VectorXd& x) {
+  const double solve_flops = 4 * cholmod.cholmod().lnz + 2 * double(A.nonZeros());
+  const int max_iterations = int(std::clamp(0.2 * cholmod.cholmod().fl / solve_flops, 5.0, 100.0));
+  const double stop = 1e-4 * b.norm();
+  x = Eigen::VectorXd::Zero(b.size());
+  Eigen::VectorXd r = b, z = cholmod.solve(r), p = z, Ap;
+  double rz = r.dot(z);
+  for (int k = 1; k <= max_iterations; ++k) {
+    ++st.krylov_iterations;
+    Ap = A * p;
+    const double curvature = p.dot(Ap);
+    if (!(curvature > 0)) return false;
+    const double step = rz / curvature;
+    x += step * p;
+    r -= step * Ap;
+    if (r.norm() <= stop) return x.allFinite();
+    z = cholmod.solve(r);
+    const double rz_next = r.dot(z);
+    p = z + (rz_next / rz) * p;
+    rz = rz_next;
+  }
+  return false;
 }
 
 double NewtonSolver::Impl::residual(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const {
@@ -219,7 +309,19 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     t0 = Clock::now();
     Eigen::VectorXd dx;
     const Eigen::VectorXd r0 = free_part(f);
-    const bool solved = solve_linear(r0, o.linear_solver, dx);
+    bool solved = solve_linear(r0, o, !o.project_indefinite, st, dx);
+    if (!solved && o.project_indefinite) {
+      // Indefinite far from equilibrium: Newton on the elements' positive parts (projected
+      // Newton; Teran et al., SCA 2005, sec. 4) is a descent direction that still sees the
+      // stiffness of every mode, where a diagonal shift stalls the soft ones under the stiff
+      // volumetric diagonal. Exact Newton resumes as soon as the tangent factorises.
+      st.solve_seconds += seconds_since(t0);
+      t0 = Clock::now();
+      assemble(s.x, true);
+      st.assemble_seconds += seconds_since(t0);
+      t0 = Clock::now();
+      solved = solve_linear(r0, o, true, st, dx);
+    }
     st.solve_seconds += seconds_since(t0);
     if (!solved) return false;
     // Line search on the energy along dx (Crisfield, Non-linear FE analysis of solids and

@@ -111,6 +111,36 @@ TEST(Newton, ConvergesQuadraticallyToTheDynamicRelaxationEquilibrium) {
   EXPECT_LT((sa.x - sb.x).cwiseAbs().maxCoeff(), 1e-6 * moved);
 }
 
+// The Cholesky paths (symmetrised tangent, earlier factor reused as the preconditioner of
+// conjugate gradients, indefinite tangents projected) must reach the equilibrium of the full,
+// unsymmetric tangent solved by LU; reuse must actually save factorisations.
+TEST(Newton, CholeskyVariantsReachTheSameEquilibriumAsLu) {
+  auto solve = [](NewtonOptions o) {
+    LoadedBlock b = loaded_block();
+    NodeState s = b.sys->rest_state();
+    NewtonSolver newton(*b.sys, b.mesh);
+    o.residual_tol = 1e-10;
+    const NewtonStats st = newton.solve(s, [&](double f) { set_load(b, f); }, 0.0, 1.0, o);
+    EXPECT_TRUE(st.converged);
+    return std::make_pair(Eigen::Matrix3Xd(s.x - b.mesh.rest), st);
+  };
+  NewtonOptions lu;
+  lu.linear_solver = LinearSolver::lu;
+  const auto [u_lu, st_lu] = solve(lu);
+  NewtonOptions plain;
+  plain.reuse_factorisation = false;
+  plain.project_indefinite = false;
+  const auto [u_plain, st_plain] = solve(plain);
+  const auto [u_default, st_default] = solve(NewtonOptions{});
+  const double moved = u_lu.cwiseAbs().maxCoeff();
+  ASSERT_GT(moved, 0.05);
+  EXPECT_LT((u_plain - u_lu).cwiseAbs().maxCoeff(), 1e-6 * moved);
+  EXPECT_LT((u_default - u_lu).cwiseAbs().maxCoeff(), 1e-6 * moved);
+  EXPECT_EQ(st_plain.factorisations, st_plain.iterations);
+  EXPECT_GT(st_default.krylov_iterations, 0);
+  EXPECT_LT(st_default.factorisations, st_default.iterations);
+}
+
 TEST(Newton, SameBitsAtAnyThreadCount) {
   std::vector<Eigen::Matrix3Xd> x;
   for (int threads : {1, 2}) {

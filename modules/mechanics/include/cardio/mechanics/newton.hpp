@@ -4,10 +4,11 @@
 /// system's total force on the free coordinates, the tangent K = -df/dx is assembled from the
 /// elements' exact stiffnesses (InternalForces::element_stiffness), the follower pressures' load
 /// stiffness and the elastic foundations, as a sparse matrix, and solved with CHOLMOD (supernodal
-/// Cholesky of the symmetrised tangent), Eigen's SparseLU (the full, unsymmetric tangent) or
-/// conjugate gradients (incomplete Cholesky; for problems too large to factorise). A backtracking
-/// line search on the residual norm guards each update; a load increment that does not converge
-/// is cut in half and retried. Deterministic: assembly sums in element order whatever the threads.
+/// Cholesky of the symmetrised tangent; near equilibrium the last factorisation preconditions
+/// conjugate gradients on the next tangent; indefinite tangents are projected element by element),
+/// Eigen's SparseLU (the full, unsymmetric tangent) or conjugate gradients (incomplete Cholesky;
+/// for problems too large to factorise). A line search on the energy's slope guards each update;
+/// a load increment that does not converge is cut in half and retried. Deterministic: assembly sums in element order whatever the threads.
 #include <Eigen/Core>
 #include <functional>
 #include <iosfwd>
@@ -27,6 +28,12 @@ struct NewtonOptions {
   int max_cuts = 10;           ///< halvings of a failed increment before giving up
   int line_search_halvings = 8;
   LinearSolver linear_solver = LinearSolver::cholmod;
+  /// cholmod: near equilibrium, solve with conjugate gradients preconditioned by the last
+  /// factorisation before factorising again (same answers to the tolerances, fewer factorisations)
+  bool reuse_factorisation = true;
+  /// cholmod: an indefinite tangent is replaced by its elements' positive parts (projected
+  /// Newton) before a diagonal shift is tried
+  bool project_indefinite = true;
 };
 
 struct NewtonStats {
@@ -34,6 +41,8 @@ struct NewtonStats {
   int increments = 0;       ///< converged load increments
   int cuts = 0;             ///< failed increments retried with half the load step
   int iterations = 0;       ///< Newton iterations (tangent assemblies and solves), failed ones included
+  int factorisations = 0;   ///< sparse Cholesky factorisations (cholmod)
+  int krylov_iterations = 0;  ///< conjugate-gradient iterations preconditioned by an earlier factorisation
   double residual = 0;      ///< final relative residual
   double assemble_seconds = 0, solve_seconds = 0;
 };
