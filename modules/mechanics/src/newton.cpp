@@ -1,11 +1,7 @@
 #include "cardio/mechanics/newton.hpp"
 
-#include <Eigen/CholmodSupport>
 #include <dlfcn.h>
 #include <Eigen/Eigenvalues>
-#include <Eigen/IterativeLinearSolvers>
-#include <Eigen/SparseCore>
-#include <Eigen/SparseLU>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,11 +12,11 @@
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
+#include "newton_impl.hpp"
 
 namespace cardio::mechanics {
 namespace {
 
-using Sparse = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -36,65 +32,12 @@ void single_threaded_blas() {
 
 }  // namespace
 
-struct NewtonSolver::Impl {
-  const MassSpringSystem& sys;
-  const HexMesh& mesh;
-  std::vector<int> dof;  // 3 n: free index of coordinate (i, node) at 3 node + i, or -1
-  Sparse K;              // the pattern of the free coordinates, values reassembled
-  // Element e's block (node a, node b), column j of node b, starts at K's value
-  // block_start[((e 8 + b) 3 + j) 8 + a] (node a's free rows are consecutive there), or -1:
-  // found once, so assembly does no searching.
-  std::vector<int> block_start;
-  Eigen::CholmodSupernodalLLT<Sparse, Eigen::Lower> cholmod;
-  bool analysed = false;
-  long shifted = 0;    // factorisations of a shifted (indefinite) tangent
-  double next_mu = 0;  // the diagonal shift to try first (0: none)
-  bool factor_is_exact = false;  // the held factor is of an unshifted tangent
-
-  Impl(const MassSpringSystem& s, const HexMesh& m) : sys(s), mesh(m) {
-    single_threaded_blas();
-    CARDIO_CHECK(sys.internal().has_stiffness(),
-                 "Newton's method needs the element's tangent stiffness; " << sys.internal().name() << " has none");
-    build_pattern();
-  }
-
-  void build_pattern();
-  double& at(int row, int col) {
-    const int* begin = K.innerIndexPtr() + K.outerIndexPtr()[col];
-    const int* end = K.innerIndexPtr() + K.outerIndexPtr()[col + 1];
-    const int* it = std::lower_bound(begin, end, row);
-    CARDIO_CHECK(it != end && *it == row, "Newton: tangent entry outside the pattern");
-    return K.valuePtr()[it - K.innerIndexPtr()];
-  }
-  void add_block(std::int32_t a, std::int32_t b, const Eigen::Matrix3d& k) {
-    for (int j = 0; j < 3; ++j) {
-      const int col = dof[std::size_t(3 * b + j)];
-      if (col < 0) continue;
-      for (int i = 0; i < 3; ++i) {
-        const int row = dof[std::size_t(3 * a + i)];
-        if (row >= 0) at(row, col) += k(i, j);
-      }
-    }
-  }
-  void find_block_starts();
-  void add_element(std::size_t e, const ElementStiffness& Ke);
-  // project: each element's tangent with its negative eigenvalues set to zero (see iterate()).
-  void assemble(const Eigen::Matrix3Xd& x, bool project = false);
-  Eigen::VectorXd free_part(const Eigen::Matrix3Xd& f) const {
-    Eigen::VectorXd r(K.rows());
-    for (std::size_t k = 0; k < dof.size(); ++k)
-      if (dof[k] >= 0) r[dof[k]] = f(Eigen::Index(k % 3), Eigen::Index(k / 3));
-    return r;
-  }
-  // shift: if the tangent is indefinite, shift its diagonal until it factorises (else fail).
-  bool solve_linear(const Eigen::VectorXd& r, const NewtonOptions& o, bool shift, NewtonStats& st, Eigen::VectorXd& dx);
-  bool factorise(const Sparse& sym, bool shift);
-  bool solve_with_old_factor(const Sparse& A, const Eigen::VectorXd& b, NewtonStats& st, Eigen::VectorXd& x);
-  // Relative residual (max free |f| / force scale) at x, with f written.
-  double residual(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
-  // Newton iterations at the current load from s.x; true when converged.
-  bool iterate(NodeState& s, const NewtonOptions& o, NewtonStats& st, std::ostream* log);
-};
+NewtonSolver::Impl::Impl(const MassSpringSystem& s, const HexMesh& m) : sys(s), mesh(m) {
+  single_threaded_blas();
+  CARDIO_CHECK(sys.internal().has_stiffness(),
+               "Newton's method needs the element's tangent stiffness; " << sys.internal().name() << " has none");
+  build_pattern();
+}
 
 void NewtonSolver::Impl::build_pattern() {
   const std::int64_t n = mesh.n_nodes();
@@ -196,95 +139,6 @@ void NewtonSolver::Impl::assemble(const Eigen::Matrix3Xd& x, bool project) {
   sys.add_boundary_stiffness(x, 1.0, [&](std::int32_t a, std::int32_t b, const Eigen::Matrix3d& k) { add_block(a, b, k); });
 }
 
-bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, const NewtonOptions& o, bool shift, NewtonStats& st,
-                                      Eigen::VectorXd& dx) {
-  if (o.linear_solver == LinearSolver::lu) {
-    Eigen::SparseLU<Sparse> lu;
-    lu.compute(K);
-    if (lu.info() != Eigen::Success) return false;
-    dx = lu.solve(r);
-    return dx.allFinite();
-  }
-  const Sparse T = K.transpose();
-  const Sparse sym = 0.5 * (K + T);  // the follower pressure's load stiffness is not symmetric
-  if (o.linear_solver == LinearSolver::cg) {
-    Eigen::ConjugateGradient<Sparse, Eigen::Lower | Eigen::Upper, Eigen::IncompleteCholesky<double>> cg;
-    cg.setTolerance(1e-10);
-    cg.compute(sym);
-    dx = cg.solve(r);
-    return cg.info() == Eigen::Success && dx.allFinite();
-  }
-  const SerialLibraryRegions serial_cholmod;
-  if (o.reuse_factorisation && factor_is_exact && solve_with_old_factor(sym, r, st, dx)) return true;
-  ++st.factorisations;
-  if (!factorise(sym, shift)) return false;
-  dx = cholmod.solve(r);
-  return dx.allFinite();
-}
-
-bool NewtonSolver::Impl::factorise(const Sparse& sym, bool shift) {
-  if (!analysed) {
-    cholmod.cholmod().print = 0;  // silent: an indefinite tangent is handled below
-    cholmod.analyzePattern(sym);
-    analysed = true;
-  }
-  // Not positive definite: shift the diagonal, mu D with D = |diag K|, growing mu tenfold until
-  // the Cholesky succeeds (a Levenberg-Marquardt step: still a descent direction). The shift that
-  // worked, divided by ten, is tried first next time, so a run of indefinite tangents does not pay
-  // for the failed attempts each time.
-  factor_is_exact = false;  // until a factorisation succeeds, the held one is unusable
-  const Eigen::VectorXd D = sym.diagonal().cwiseAbs();
-  double mu = shift ? next_mu : 0.0;
-  for (;; mu = mu == 0 ? 1e-4 : 10 * mu) {
-    if (mu > 1e2 || (mu > 0 && !shift)) return false;
-    if (mu == 0) {
-      cholmod.factorize(sym);
-    } else {
-      ++shifted;
-      Sparse shifted_matrix = sym;
-      for (int i = 0; i < shifted_matrix.cols(); ++i) shifted_matrix.coeffRef(i, i) += mu * D[i];
-      cholmod.factorize(shifted_matrix);
-    }
-    if (cholmod.info() == Eigen::Success) break;
-  }
-  factor_is_exact = mu == 0;
-  next_mu = mu >= 1e-3 ? mu / 10 : 0.0;
-  return true;
-}
-
-// Near a stable equilibrium the tangent changes little from one iteration to the next, so the
-// last (unshifted) Cholesky factor is a good preconditioner for conjugate gradients on the new
-// one: triangular solves instead of a factorisation (inexact Newton with a lagged preconditioner;
-// Knoll & Keyes, J. Comput. Phys. 193:357, 2004, sec. 3). Solved to 1e-4 relative: the next
-// Newton residual is then about 1e-4 of this one's, which the convergence test sees. Gives up,
-// for a fresh factorisation, on negative curvature or after the iterations a factorisation would
-// cost: a fixed multiple of CHOLMOD's flop counts, never a timing, so the path is the same on
-// every machine.
-bool NewtonSolver::Impl::solve_with_old_factor(const Sparse& A, const Eigen::VectorXd& b, NewtonStats& st,
-                                               Eigen::VectorXd& x) {
-  const double solve_flops = 4 * cholmod.cholmod().lnz + 2 * double(A.nonZeros());
-  const int max_iterations = int(std::clamp(0.2 * cholmod.cholmod().fl / solve_flops, 5.0, 100.0));
-  const double stop = 1e-4 * b.norm();
-  x = Eigen::VectorXd::Zero(b.size());
-  Eigen::VectorXd r = b, z = cholmod.solve(r), p = z, Ap;
-  double rz = r.dot(z);
-  for (int k = 1; k <= max_iterations; ++k) {
-    ++st.krylov_iterations;
-    Ap = A * p;
-    const double curvature = p.dot(Ap);
-    if (!(curvature > 0)) return false;
-    const double step = rz / curvature;
-    x += step * p;
-    r -= step * Ap;
-    if (r.norm() <= stop) return x.allFinite();
-    z = cholmod.solve(r);
-    const double rz_next = r.dot(z);
-    p = z + (rz_next / rz) * p;
-    rz = rz_next;
-  }
-  return false;
-}
-
 double NewtonSolver::Impl::residual(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const {
   const Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, x.cols());
   sys.forces(x, v, 1.0, f);
@@ -324,26 +178,8 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     }
     st.solve_seconds += seconds_since(t0);
     if (!solved) return false;
-    // Line search on the energy along dx (Crisfield, Non-linear FE analysis of solids and
-    // structures, vol. 1, sec. 9.3): g(a) = dx . f(x + a dx) is minus the energy's slope. Accept a
-    // while the energy still falls (g > 0) or once |g| has dropped enough; else take the secant
-    // root of g; an inverted sample (NaN forces) halves a. The residual norm would be a poor
-    // merit: the stiff volume penalty makes it grow even along a good step.
-    const double g0 = dx.dot(r0);
-    double alpha = 1, r_try = INFINITY;
-    for (int k = 0; k <= o.line_search_halvings; ++k) {
-      x_try = s.x;
-      for (std::size_t c = 0; c < dof.size(); ++c)
-        if (dof[c] >= 0) x_try(Eigen::Index(c % 3), Eigen::Index(c / 3)) += alpha * dx[dof[c]];
-      r_try = residual(x_try, f_try);
-      if (!std::isfinite(r_try)) {
-        alpha *= 0.5;
-        continue;
-      }
-      const double g = dx.dot(free_part(f_try));
-      if (!(g0 > 0) || g >= 0 || std::abs(g) <= 0.8 * g0 || k == o.line_search_halvings) break;
-      alpha = std::clamp(alpha * g0 / (g0 - g), 0.1 * alpha, alpha);
-    }
+    double r_try = INFINITY;
+    const double alpha = line_search(s.x, dx, r0, o, x_try, f_try, r_try);
     if (!std::isfinite(r_try)) return false;
     const double update = alpha * dx.cwiseAbs().maxCoeff();
     s.x = x_try;

@@ -1,0 +1,75 @@
+#pragma once
+/// @file newton_impl.hpp (private)
+/// The state of NewtonSolver, shared by newton.cpp (pattern, assembly, iterations, load stepping)
+/// and newton_linear.cpp (the linear solves and the line search).
+#include <Eigen/CholmodSupport>
+#include <Eigen/SparseCore>
+#include <chrono>
+#include <vector>
+
+#include "cardio/core/error.hpp"
+#include "cardio/mechanics/newton.hpp"
+
+namespace cardio::mechanics {
+
+using Sparse = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+struct NewtonSolver::Impl {
+  const MassSpringSystem& sys;
+  const HexMesh& mesh;
+  std::vector<int> dof;  // 3 n: free index of coordinate (i, node) at 3 node + i, or -1
+  Sparse K;              // the pattern of the free coordinates, values reassembled
+  // Element e's block (node a, node b), column j of node b, starts at K's value
+  // block_start[((e 8 + b) 3 + j) 8 + a] (node a's free rows are consecutive there), or -1:
+  // found once, so assembly does no searching.
+  std::vector<int> block_start;
+  Eigen::CholmodSupernodalLLT<Sparse, Eigen::Lower> cholmod;
+  bool analysed = false;
+  long shifted = 0;    // factorisations of a shifted (indefinite) tangent
+  double next_mu = 0;  // the diagonal shift to try first (0: none)
+  bool factor_is_exact = false;  // the held factor is of an unshifted tangent
+
+  Impl(const MassSpringSystem& s, const HexMesh& m);
+
+  void build_pattern();
+  double& at(int row, int col) {
+    const int* begin = K.innerIndexPtr() + K.outerIndexPtr()[col];
+    const int* end = K.innerIndexPtr() + K.outerIndexPtr()[col + 1];
+    const int* it = std::lower_bound(begin, end, row);
+    CARDIO_CHECK(it != end && *it == row, "Newton: tangent entry outside the pattern");
+    return K.valuePtr()[it - K.innerIndexPtr()];
+  }
+  void add_block(std::int32_t a, std::int32_t b, const Eigen::Matrix3d& k) {
+    for (int j = 0; j < 3; ++j) {
+      const int col = dof[std::size_t(3 * b + j)];
+      if (col < 0) continue;
+      for (int i = 0; i < 3; ++i) {
+        const int row = dof[std::size_t(3 * a + i)];
+        if (row >= 0) at(row, col) += k(i, j);
+      }
+    }
+  }
+  void find_block_starts();
+  void add_element(std::size_t e, const ElementStiffness& Ke);
+  // project: each element's tangent with its negative eigenvalues set to zero (see iterate()).
+  void assemble(const Eigen::Matrix3Xd& x, bool project = false);
+  Eigen::VectorXd free_part(const Eigen::Matrix3Xd& f) const {
+    Eigen::VectorXd r(K.rows());
+    for (std::size_t k = 0; k < dof.size(); ++k)
+      if (dof[k] >= 0) r[dof[k]] = f(Eigen::Index(k % 3), Eigen::Index(k / 3));
+    return r;
+  }
+  // shift: if the tangent is indefinite, shift its diagonal until it factorises (else fail).
+  bool solve_linear(const Eigen::VectorXd& r, const NewtonOptions& o, bool shift, NewtonStats& st, Eigen::VectorXd& dx);
+  bool factorise(const Sparse& sym, bool shift);
+  bool solve_with_old_factor(const Sparse& A, const Eigen::VectorXd& b, NewtonStats& st, Eigen::VectorXd& x);
+  // Relative residual (max free |f| / force scale) at x, with f written.
+  double residual(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
+  // The step along dx (x_try, f_try, r_try at it); see the definition.
+  double line_search(const Eigen::Matrix3Xd& x, const Eigen::VectorXd& dx, const Eigen::VectorXd& r0,
+                     const NewtonOptions& o, Eigen::Matrix3Xd& x_try, Eigen::Matrix3Xd& f_try, double& r_try) const;
+  // Newton iterations at the current load from s.x; true when converged.
+  bool iterate(NodeState& s, const NewtonOptions& o, NewtonStats& st, std::ostream* log);
+};
+
+}  // namespace cardio::mechanics
