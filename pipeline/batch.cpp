@@ -28,6 +28,7 @@
 #include "cardio/config/config.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/core/atomic_file.hpp"
+#include "cardio/core/dir_lock.hpp"
 #include "cardio/core/error.hpp"
 
 #ifndef CARDIO_SCRIPTS_DIR
@@ -324,7 +325,21 @@ int run_local(const Manifest& m, const BatchOptions& o, std::ostream& out, std::
       const Case& c = m.cases[i];
       const fs::path outdir = dir / c.name;
       fs::create_directories(outdir);
+      // A case directory in use by another process is neither cleared nor run into (the lock is
+      // dropped again before the case's own `cardiac run` takes it).
+      std::optional<DirectoryLock> case_lock;
+      try {
+        case_lock.emplace(outdir, "cardiac batch (checking the case)");
+      } catch (const DirectoryBusy& e) {
+        results[i].status = "failed";
+        results[i].reason = e.what();
+        ++finished;
+        out << "[" << finished << "/" << n << "] " << c.name << ": failed - " << e.what() << "\n";
+        save();
+        continue;
+      }
       const CaseState state = case_state(outdir, c, out);
+      case_lock.reset();
       if (state == CaseState::done) {
         results[i].status = "ok";
         results[i].exit_code = 0;
@@ -794,11 +809,17 @@ int run_batch(const BatchOptions& o_in, std::ostream& out, std::ostream& err) {
   }
   const Manifest& m = check.manifest;
   out << m.cases.size() << " case(s) valid\n";
+  std::optional<DirectoryLock> lock;  // one batch per BATCH_DIR (the cases lock their own directories)
   try {
     fs::create_directories(o.batch_dir);
+    lock.emplace(o.batch_dir, "cardiac batch " + o.manifest.string());
+    remove_stale_temp_files(o.batch_dir);
     // The manifest as used, for the record.
     write_file_atomic(o.batch_dir / "manifest.yaml", "# copy of " + m.file.string() + " (" + now_utc() + ")\n" + slurp(m.file));
     return o.executor == "local" ? run_local(m, o, out, err) : run_slurm(m, o, out, err);
+  } catch (const DirectoryBusy& e) {
+    err << "cardiac batch: " << e.what() << "\n";
+    return kExitUsage;
   } catch (const std::exception& e) {
     err << "cardiac batch: " << e.what() << "\n";
     return kExitFailed;

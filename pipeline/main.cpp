@@ -20,6 +20,7 @@
 #include "bench.hpp"
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/binary.hpp"
+#include "cardio/core/dir_lock.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/core/interrupt.hpp"
 #include "cardio/core/parallel.hpp"
@@ -288,15 +289,24 @@ class Tee : public std::streambuf {
   std::streambuf *m_a, *m_b;
 };
 
-/// The run directory: created, stale results removed, resolved config written first.
+/// Lock OUTDIR for the whole run: a second run, resume or mesh into it is refused (DirectoryBusy,
+/// exit 2) before it deletes anything. Under the lock, the temp files of a killed run can go.
+DirectoryLock lock_outdir(const fs::path& out, const Args& a) {
+  DirectoryLock lock(out, "cardiac " + a.command + (a.resume ? " --resume " + a.outdir : " " + a.config));
+  for (const fs::path& d : {out, out / "frames", out / "cache"}) remove_stale_temp_files(d);
+  return lock;
+}
+
+/// The run directory: created, locked (`lock`), stale results removed, resolved config written first.
 fs::path prepare_outdir(const Args& a, const std::string& name, const std::string& resolved,
-                        const std::vector<std::string>& stale) {
+                        const std::vector<std::string>& stale, std::optional<DirectoryLock>& lock) {
   const fs::path out = a.outdir.empty() ? fs::path("results") / name : fs::path(a.outdir);
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw UsageError("output " + out.string() + " exists and is not a directory");
   fs::create_directories(out, ec);
   if (ec) throw UsageError("cannot create output directory " + out.string() + ": " + ec.message());
+  lock.emplace(lock_outdir(out, a));
   // A re-run into an old directory must not leave old results that look finished.
   for (const auto& f : stale) fs::remove(out / f);
   for (const auto& entry : fs::directory_iterator(out))
@@ -353,8 +363,10 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   stale.insert(stale.end(), {"regional_strain.csv", "label_strain.csv", "checkpoint.bin"});
   const std::string resolved = doc->resolved_yaml();
   fs::path out;
+  std::optional<DirectoryLock> lock;  // held until the run returns; the kernel drops it on any exit
   if (a.resume) {
     out = a.outdir;
+    lock.emplace(lock_outdir(out, a));
     if (fs::exists(out / "summary.json")) {
       std::cout << out.string() << ": the run has finished (summary.json exists); nothing to resume\n";
       return 0;
@@ -362,7 +374,7 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
     if (!fs::exists(out / "checkpoint.bin"))
       throw UsageError(out.string() + ": no checkpoint.bin to resume from (the run stopped before its first checkpoint, or is not a beat run)");
   } else {
-    out = prepare_outdir(a, cfg.mesh.name, resolved, stale);
+    out = prepare_outdir(a, cfg.mesh.name, resolved, stale, lock);
     fs::remove_all(out / "frames");
     // What `cardiac run --resume OUTDIR` needs to rebuild this run: the config and its overrides.
     write_file_atomic(out / "invocation.json",
@@ -479,7 +491,8 @@ int run(const Args& given) {
     return kExitUsage;
   }
   if (a.threads > 0) set_thread_count(a.threads);
-  const fs::path out = prepare_outdir(a, cfg.name, resolved, {"summary.json", "final.vtu"});
+  std::optional<DirectoryLock> lock;
+  const fs::path out = prepare_outdir(a, cfg.name, resolved, {"summary.json", "final.vtu"}, lock);
 
   std::ofstream logfile(out / "run.log");
   Tee tee(std::cout.rdbuf(), logfile.rdbuf());
@@ -591,6 +604,9 @@ int main(int argc, char** argv) {
     }
     return run(a);
   } catch (const UsageError& e) {
+    std::cerr << "cardiac: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const DirectoryBusy& e) {  // another run holds OUTDIR: a usage error, nothing was touched
     std::cerr << "cardiac: " << e.what() << "\n";
     return kExitUsage;
   } catch (const Error& e) {

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -79,7 +80,7 @@ TEST_F(AtomicFileTest, MissingDirectoryThrowsCardioError) {
     cardio::write_file_atomic(f, "x");
     FAIL() << "expected cardio::Error";
   } catch (const cardio::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot create"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("cannot write " + f.string() + ": ", 0), 0u) << e.what();
   }
   EXPECT_FALSE(fs::exists(f));
   EXPECT_TRUE(entries(m_dir).empty());
@@ -136,6 +137,24 @@ TEST_F(AtomicFileTest, WriteViaTempWriterThatCreatesNothingFailsCleanly) {
   EXPECT_THROW(cardio::write_via_temp(f, [](const fs::path&) {}), cardio::Error);
   EXPECT_FALSE(fs::exists(f));
   EXPECT_TRUE(entries(m_dir).empty());
+}
+
+TEST_F(AtomicFileTest, TempNamesAreRecognised) {
+  for (const char* name : {".mesh.vtu.tmp123", ".summary.json.tmp7", ".tmp42-0-labels.nii.gz"})
+    EXPECT_TRUE(cardio::is_temp_file_name(name)) << name;
+  for (const char* name : {"mesh.vtu", ".mesh.vtu.tmp", ".mesh.vtu.tmpx1", "a.tmp12", ".cardiac.lock", ".tmp42-labels",
+                           ".tmp42-0-", ".tmp"})
+    EXPECT_FALSE(cardio::is_temp_file_name(name)) << name;
+}
+
+TEST_F(AtomicFileTest, StaleTempFilesAreRemovedOthersKept) {
+  for (const char* name : {".mesh.vtu.tmp99999", ".tmp99999-3-fibre.nii.gz", "mesh.vtu", ".cardiac.lock"})
+    std::ofstream(m_dir / name) << "x";
+  fs::create_directories(m_dir / ".frames.tmp1");  // directories are never touched
+  EXPECT_EQ(cardio::remove_stale_temp_files(m_dir), 2);
+  auto left = entries(m_dir);
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{".cardiac.lock", ".frames.tmp1", "mesh.vtu"}));
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
+#include <vtkCommand.h>
 #include <vtkDataArray.h>
 #include <vtkDoubleArray.h>
+#include <vtkErrorCode.h>
+#include <vtkExecutive.h>
 #include <vtkFieldData.h>
 #include <vtkIntArray.h>
 #include <vtkNew.h>
@@ -14,7 +17,12 @@
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLPolyDataWriter.h>
 #include <vtkXMLUnstructuredGridWriter.h>
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/error.hpp"
@@ -52,15 +60,68 @@ void add_fields(vtkDataSetAttributes* data, const std::vector<Field>& fields, Ei
   }
 }
 
+/// Takes the VTK errors and warnings of a writer and its pipeline instead of letting VTK print them:
+/// a failure is reported once, as a cardio::Error whose first words name the file.
+class VtkMessages : public vtkCommand {
+ public:
+  static VtkMessages* New() { return new VtkMessages; }
+  void Execute(vtkObject* caller, unsigned long event, void* data) override {
+    if (event != vtkCommand::ErrorEvent) return;  // warnings: silenced, a complete file is fine
+    ++errors;
+    // The executive's "returned failure for request" only dumps its request: no reason in it.
+    if (!first.empty() || data == nullptr || vtkExecutive::SafeDownCast(caller)) return;
+    // "ERROR: In FILE, line N\nCLASS (0x...): MESSAGE": keep MESSAGE.
+    std::istringstream lines(static_cast<const char*>(data));
+    std::string line;
+    while (std::getline(lines, line))
+      if (const auto at = line.find("): "); at != std::string::npos && line.rfind("ERROR: In", 0) != 0) {
+        first = line.substr(at + 3);
+        return;
+      }
+  }
+  std::string first;
+  int errors = 0;
+};
+
+/// VTK's XML writers return success even when the disk fills up, and lose the error of the last
+/// buffer's flush when they close the file: a complete file ends with the closing tag.
+void verify_xml_file(const std::filesystem::path& file, const std::filesystem::path& tmp) {
+  static const std::string kEnd = "</VTKFile>\n";
+  std::ifstream in(tmp, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+  std::string tail(kEnd.size(), '\0');
+  if (size >= static_cast<std::streamoff>(kEnd.size())) {
+    in.seekg(size - static_cast<std::streamoff>(kEnd.size()));
+    in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  }
+  if (!in || tail != kEnd)
+    CARDIO_FAIL("cannot write " << file.string() << ": the file is incomplete (" << std::max<std::streamoff>(size, 0)
+                                << " bytes written; disk full?)");
+}
+
 template <class Writer, class Data>
 void write_xml(const std::filesystem::path& file, Data* data) {
   write_via_temp(file, [&](const std::filesystem::path& tmp) {
     vtkNew<Writer> w;
+    vtkNew<VtkMessages> messages;
+    for (vtkObject* o : {static_cast<vtkObject*>(w.Get()), static_cast<vtkObject*>(w->GetExecutive())})
+      for (unsigned long event : {vtkCommand::ErrorEvent, vtkCommand::WarningEvent}) o->AddObserver(event, messages);
     w->SetFileName(tmp.c_str());
     w->SetInputData(data);
     w->SetDataModeToAppended();
     w->EncodeAppendedDataOff();
-    if (w->Write() != 1) CARDIO_FAIL("cannot write " << file.string() << " (VTK writer failed)");
+    errno = 0;
+    const int ok = w->Write();
+    const int write_errno = errno;  // VTK calls any failed stream write "out of disk space"
+    const unsigned long code = w->GetErrorCode();
+    if (ok != 1 || code != vtkErrorCode::NoError || messages->errors > 0) {
+      const std::string reason = code == vtkErrorCode::NoError ? std::string("VTK writer failed")
+                                 : write_errno != 0            ? std::string(std::strerror(write_errno))
+                                                               : vtkErrorCode::GetStringFromErrorCode(code);
+      CARDIO_FAIL("cannot write " << file.string() << ": " << reason
+                                  << (messages->first.empty() ? "" : " (VTK: " + messages->first + ")"));
+    }
+    verify_xml_file(file, tmp);
   });
 }
 
