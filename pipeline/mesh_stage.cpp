@@ -230,10 +230,12 @@ nlohmann::json fit_report_json(const meshing::BoundaryFitReport& r, const std::s
 }
 
 /// Fibre frames at the 8 samples of every element (the sampled-axes element): the phantom's
-/// analytic rule where the fibres come from it, else the voxel frames interpolated as structure
-/// tensors (fibres/sampling.hpp). Returns how they were obtained, for the report.
+/// analytic rule where the fibres come from it, the LDRB rule evaluated at the samples where they
+/// come from it (`rule` given), else the voxel frames interpolated as structure tensors
+/// (fibres/sampling.hpp). Returns how they were obtained, for the report.
 std::string sample_fibre_frames(meshing::VoxelMesh& m, const imaging::VoxelFrames& frames,
-                                const std::optional<phantoms::PhantomSpec>& phantom) {
+                                const std::optional<phantoms::PhantomSpec>& phantom, const fibres::LdrbFields* rule,
+                                const fibres::RuleAngles& angles) {
   mechanics::HexMesh& mesh = m.mesh;
   const std::int64_t ne = mesh.n_elements();
   Eigen::Matrix3Xd points(3, 8 * ne);
@@ -252,10 +254,11 @@ std::string sample_fibre_frames(meshing::VoxelMesh& m, const imaging::VoxelFrame
     });
     return "analytic";
   }
-  fibres::PointFrames pf = fibres::interpolate_frames(m.grid, frames, points, own);
+  fibres::PointFrames pf = rule ? fibres::rule_frames_at(m.grid, *rule, angles, points, own)
+                                : fibres::interpolate_frames(m.grid, frames, points, own);
   mesh.sample_fibre = std::move(pf.fibre);
   mesh.sample_sheet = std::move(pf.sheet);
-  return "structure_tensor";
+  return rule ? "rule_at_samples" : "structure_tensor";
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -338,8 +341,9 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   imaging::VoxelFrames frames;
   std::string fibre_source = fp.source;
   std::int64_t filled = 0;
+  fibres::LdrbFields rule_fields;
   if (fp.source == "rule") {
-    frames = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule));
+    frames = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule), nullptr, {}, &rule_fields);
   } else if (fp.source == "uniform") {
     frames.voxels = imaging::voxels_with_role(roles, RoleVolume::kMyocardium);
     frames.fibre = fp.uniform_fibre.replicate(1, Eigen::Index(frames.voxels.size()));
@@ -373,7 +377,9 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
     say("boundary fitted: " + fit["fitted_nodes"].dump() + " nodes onto the smooth surface, " +
         fit["limited_elements"].dump() + " elements limited to stay valid");
   }
-  const std::string sampling = sample_fibre_frames(out.mesh, frames, fp.source == "phantom" ? im.phantom : std::nullopt);
+  const std::string sampling =
+      sample_fibre_frames(out.mesh, frames, fp.source == "phantom" ? im.phantom : std::nullopt,
+                          fp.source == "rule" ? &rule_fields : nullptr, rule_angles(fp.rule));
   const meshing::VoxelMesh& m = out.mesh;
   for (const auto& cav : m.cavities) {
     const std::string problem = meshing::check_closed_surface(cav, m.mesh.rest);

@@ -115,8 +115,57 @@ Eigen::Matrix3d ldrb_bislerp(const Eigen::Matrix3d& qa, const Eigen::Matrix3d& q
   return a_best.slerp(std::clamp(t, 0.0, 1.0), b).normalized().toRotationMatrix();
 }
 
+Eigen::Matrix3d ldrb_frame(const LdrbPoint& p, const LdrbFields& fields, const RuleAngles& angles, bool& bad) {
+  const Eigen::Vector2d endo(angles.helix_endo, angles.sheet_endo), epi(angles.helix_epi, angles.sheet_epi);
+  const double tiny = fields.tiny;
+  const meshing::LongAxis& ax = fields.axis;
+  Eigen::Vector3d e1 = p.g_ab;
+  bad = false;
+  if (!(e1.norm() > tiny)) {
+    e1 = ax.base_normal;  // the long axis where the apico-basal gradient vanishes
+    bad = true;
+  }
+  const double e = std::clamp(p.phi_epi, 0.0, 1.0);
+  Oriented q_epi;
+  q_epi.ok = p.g_epi.norm() > tiny && ldrb_axis(e1, p.g_epi, q_epi.q);
+  q_epi.angles = epi;
+  Oriented q_endo;
+  if (!fields.biventricular) {
+    q_endo.q = q_epi.q;
+    q_endo.ok = q_epi.ok;
+    q_endo.angles = endo;
+  } else {
+    const double lvv = std::max(p.phi_lv, 0.0), rvv = std::max(p.phi_rv, 0.0);
+    const double d = lvv + rvv > 1e-12 ? rvv / (lvv + rvv) : 0.5;
+    const Eigen::Vector2d septal = endo * (1.0 - 2.0 * d);  // Bayer's alpha_s(d), beta_s(d)
+    Oriented q_lv, q_rv;
+    q_lv.ok = p.g_lv.norm() > tiny && ldrb_axis(e1, -p.g_lv, q_lv.q);
+    q_rv.ok = p.g_rv.norm() > tiny && ldrb_axis(e1, p.g_rv, q_rv.q);
+    q_lv.angles = q_rv.angles = septal;
+    // A missing frame only matters where it carries weight.
+    if ((!q_lv.ok && (1 - d) * (1 - e) > kWeight) || (!q_rv.ok && d * (1 - e) > kWeight)) bad = true;
+    q_endo = blend(q_lv, q_rv, d);
+  }
+  if ((!q_epi.ok && e > kWeight) || (!q_endo.ok && 1 - e > kWeight)) bad = true;
+  Oriented q = blend(q_endo, q_epi, e);
+  if (!q.ok) {
+    // No transmural direction (e.g. at the apex, where grad phi_epi is parallel to grad psi): the
+    // direction away from the long axis, or on the axis the grid axis least aligned with e1.
+    const Eigen::Vector3d r = p.position - ax.base_point;
+    if (!ldrb_axis(e1, r - r.dot(ax.base_normal) * ax.base_normal, q.q)) {
+      Eigen::Index k;
+      (fields.grid_direction.transpose() * e1).cwiseAbs().minCoeff(&k);
+      ldrb_axis(e1, fields.grid_direction.col(k), q.q);
+    }
+    q.angles = (1.0 - e) * endo + e * epi;
+    bad = true;
+  }
+  return ldrb_orient(q.q, q.angles[0], q.angles[1]);
+}
+
 imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles, const meshing::BoundaryClassification& boundary,
-                                       const RuleAngles& angles, RuleReport* report, const LaplaceSolverOptions& solver) {
+                                       const RuleAngles& angles, RuleReport* report, const LaplaceSolverOptions& solver,
+                                       LdrbFields* fields) {
   const auto t0 = std::chrono::steady_clock::now();
   const imaging::Grid& grid = roles.role.grid;
 
@@ -258,55 +307,26 @@ imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles, const m
     g_rv = surface_from_inside(voxel_gradient(domain, phi_rv), fix1);
   }
 
-  const Eigen::Vector2d endo(angles.helix_endo, angles.sheet_endo), epi(angles.helix_epi, angles.sheet_epi);
+  LdrbFields local_fields;
+  LdrbFields& fld = fields ? *fields : local_fields;
+  fld = LdrbFields{out.voxels, std::vector<LdrbPoint>(std::size_t(n)), biv, ax, grid.direction, tiny};
   out.fibre.resize(3, n);
   out.sheet.resize(3, n);
   std::vector<std::uint8_t> degenerate(std::size_t(n), 0);
   parallel_for(n, [&](std::int64_t m) {
     const std::size_t mi = std::size_t(m);
-    Eigen::Vector3d e1 = g_ab.col(m);
+    LdrbPoint& p = fld.points[mi];
+    p.phi_epi = phi_epi[mi];
+    p.g_ab = g_ab.col(m);
+    p.g_epi = g_epi.col(m);
+    if (biv) {
+      p.phi_lv = phi_lv[mi], p.phi_rv = phi_rv[mi];
+      p.g_lv = g_lv.col(m), p.g_rv = g_rv.col(m);
+    }
+    const imaging::Index3 ijk = grid.index(out.voxels[mi]);
+    p.position = grid.point(ijk[0], ijk[1], ijk[2]);
     bool bad = false;
-    if (!(e1.norm() > tiny)) {
-      e1 = ax.base_normal;  // the long axis where the apico-basal gradient vanishes
-      bad = true;
-    }
-    const double e = std::clamp(phi_epi[mi], 0.0, 1.0);
-    Oriented q_epi;
-    q_epi.ok = g_epi.col(m).norm() > tiny && ldrb_axis(e1, g_epi.col(m), q_epi.q);
-    q_epi.angles = epi;
-    Oriented q_endo;
-    if (!biv) {
-      q_endo.q = q_epi.q;
-      q_endo.ok = q_epi.ok;
-      q_endo.angles = endo;
-    } else {
-      const double lvv = std::max(phi_lv[mi], 0.0), rvv = std::max(phi_rv[mi], 0.0);
-      const double d = lvv + rvv > 1e-12 ? rvv / (lvv + rvv) : 0.5;
-      const Eigen::Vector2d septal = endo * (1.0 - 2.0 * d);  // Bayer's alpha_s(d), beta_s(d)
-      Oriented q_lv, q_rv;
-      q_lv.ok = g_lv.col(m).norm() > tiny && ldrb_axis(e1, -g_lv.col(m), q_lv.q);
-      q_rv.ok = g_rv.col(m).norm() > tiny && ldrb_axis(e1, g_rv.col(m), q_rv.q);
-      q_lv.angles = q_rv.angles = septal;
-      // A missing frame only matters where it carries weight.
-      if ((!q_lv.ok && (1 - d) * (1 - e) > kWeight) || (!q_rv.ok && d * (1 - e) > kWeight)) bad = true;
-      q_endo = blend(q_lv, q_rv, d);
-    }
-    if ((!q_epi.ok && e > kWeight) || (!q_endo.ok && 1 - e > kWeight)) bad = true;
-    Oriented q = blend(q_endo, q_epi, e);
-    if (!q.ok) {
-      // No transmural direction (e.g. at the apex, where grad phi_epi is parallel to grad psi): the
-      // direction away from the long axis, or on the axis the grid axis least aligned with e1.
-      const imaging::Index3 ijk = grid.index(out.voxels[mi]);
-      const Eigen::Vector3d r = grid.point(ijk[0], ijk[1], ijk[2]) - ax.base_point;
-      if (!ldrb_axis(e1, r - r.dot(ax.base_normal) * ax.base_normal, q.q)) {
-        Eigen::Index k;
-        (grid.direction.transpose() * e1).cwiseAbs().minCoeff(&k);
-        ldrb_axis(e1, grid.direction.col(k), q.q);
-      }
-      q.angles = (1.0 - e) * endo + e * epi;
-      bad = true;
-    }
-    const Eigen::Matrix3d f = ldrb_orient(q.q, q.angles[0], q.angles[1]);
+    const Eigen::Matrix3d f = ldrb_frame(p, fld, angles, bad);
     out.fibre.col(m) = f.col(0);
     out.sheet.col(m) = f.col(2);
     degenerate[mi] = bad;

@@ -11,6 +11,7 @@
 #include "cardio/core/parallel.hpp"
 #include "cardio/fibres/frames.hpp"
 #include "cardio/fibres/rule_based.hpp"
+#include "cardio/fibres/sampling.hpp"
 #include "cardio/meshing/boundary.hpp"
 #include "cardio/phantoms/phantoms.hpp"
 
@@ -340,6 +341,66 @@ TEST(RuleBased, InputErrors) {
   EXPECT_NO_THROW(rule_based_frames(roles, b));
   roles.cavity_names = {"a", "b"};
   EXPECT_THROW(rule_based_frames(roles, b), cardio::Error);
+}
+
+}  // namespace
+}  // namespace cardio::fibres
+
+namespace cardio::fibres {
+namespace {
+
+// The rule evaluated at the sampled-axes element's Gauss points (sampling.hpp, rule_frames_at)
+// against the analytic wall depth of the phantom: at 1 mm the helix angle turns by about 25
+// degrees per voxel, so a sample a quarter voxel off the centre must not carry its voxel's angle.
+// Reference: Streeter-type angles linear in the analytic depth t of the shell (the rule is linear
+// in phi_epi, which follows t across the free wall); compared with the structure-tensor
+// interpolation of the voxel frames, which the samples used before.
+TEST(RuleBased, RuleAtSamplesFollowsTheWallDepthWithinAVoxel) {
+  phantoms::PhantomSpec spec;
+  spec.voxel_size = 1.0;
+  const phantoms::Phantom p = phantoms::make_phantom(spec);
+  const RoleVolume roles = roles_of(p, false);
+  const meshing::BoundaryClassification b = meshing::classify_boundary(roles, meshing::BaseSpec{});
+  const RuleAngles a = angles_deg(60, -60, 0, 0);
+  LdrbFields fields;
+  const imaging::VoxelFrames fr = rule_based_frames(roles, b, a, nullptr, {}, &fields);
+  ASSERT_EQ(fields.points.size(), fr.voxels.size());
+  const imaging::Grid& g = p.labels.grid;
+  std::vector<Eigen::Vector3d> pts;
+  std::vector<std::int64_t> own;
+  const double d = 0.5 / std::sqrt(3.0);  // Gauss points of the unit voxel, in voxels from the centre
+  for (std::size_t m = 0; m < fr.voxels.size(); ++m) {
+    const auto ijk = g.index(fr.voxels[m]);
+    const Eigen::Vector3d c = g.point(ijk[0], ijk[1], ijk[2]);
+    if (!equator(c)) continue;
+    for (int k = 0; k < 8; ++k)
+      pts.push_back(c + g.spacing.cwiseProduct(Eigen::Vector3d(k & 1 ? d : -d, k & 2 ? d : -d, k & 4 ? d : -d)));
+    own.insert(own.end(), 8, std::int64_t(m));
+  }
+  Eigen::Matrix3Xd points(3, Eigen::Index(pts.size()));
+  for (std::size_t i = 0; i < pts.size(); ++i) points.col(Eigen::Index(i)) = pts[i];
+  const PointFrames at_rule = rule_frames_at(g, fields, a, points, own);
+  const PointFrames by_tensor = interpolate_frames(g, fr, points, own);
+  double err_rule = 0, err_tensor = 0;
+  int n = 0;
+  for (Eigen::Index i = 0; i < points.cols(); ++i) {
+    const phantoms::ShellCoordinates c = phantoms::shell_coordinates(spec.lv.shell(), points.col(i));
+    if (c.t < 0.1 || c.t > 0.9) continue;  // the staircase layers, where phi_epi is pinned
+    auto helix = [&](const Eigen::Vector3d& f) { return wrap90(std::atan2(f.dot(c.e_u), f.dot(c.e_v)) / kDeg); };
+    const double expected = 60 - 120 * c.t;
+    err_rule += std::abs(wrap90(helix(at_rule.fibre.col(i)) - expected));
+    err_tensor += std::abs(wrap90(helix(by_tensor.fibre.col(i)) - expected));
+    EXPECT_NEAR(at_rule.fibre.col(i).norm(), 1, 1e-12);
+    EXPECT_NEAR(at_rule.fibre.col(i).dot(at_rule.sheet.col(i)), 0, 1e-12);
+    ++n;
+  }
+  ASSERT_GT(n, 500);
+  std::cout << n << " samples: mean |helix error| rule at samples " << err_rule / n << " deg, structure tensor "
+            << err_tensor / n << " deg\n";
+  // Measured 10.1 against 11.9 degrees: the rest is the Laplace potential's departure from the
+  // analytic depth in this thick, curved wall, common to both.
+  EXPECT_LT(err_rule, err_tensor);
+  EXPECT_LT(err_rule / n, 11.0);
 }
 
 }  // namespace

@@ -77,12 +77,37 @@ struct RuleReport {
   std::vector<double> phi_epi, phi_lv, phi_rv, psi_ab;
 };
 
+/// The rule's inputs at one point: the transmural potentials and the gradients (of psi_ab,
+/// phi_epi, phi_lv, phi_rv; the last two only with an RV), a voxel's own or interpolated.
+struct LdrbPoint {
+  double phi_epi = 0, phi_lv = 0, phi_rv = 0;
+  Eigen::Vector3d g_ab = Eigen::Vector3d::Zero(), g_epi = Eigen::Vector3d::Zero();
+  Eigen::Vector3d g_lv = Eigen::Vector3d::Zero(), g_rv = Eigen::Vector3d::Zero();
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();  ///< [mm]: the fallback direction where the rule has none
+};
+
+/// What it takes to evaluate the rule anywhere in the myocardium: the per-voxel inputs (same order
+/// as the frames' voxels) and the geometry of the fallbacks.
+struct LdrbFields {
+  std::vector<std::int64_t> voxels;
+  std::vector<LdrbPoint> points;
+  bool biventricular = false;
+  meshing::LongAxis axis;
+  Eigen::Matrix3d grid_direction = Eigen::Matrix3d::Identity();
+  double tiny = 0;  ///< [1/mm] gradients at most this long count as vanishing
+};
+
+/// The rule's frame at a point (fibre = column 0, sheet = column 2, normal = column 1 x ...: the
+/// orient() frame); `degenerate` is set where a gradient vanished or no transmural direction exists.
+Eigen::Matrix3d ldrb_frame(const LdrbPoint& p, const LdrbFields& fields, const RuleAngles& angles, bool& degenerate);
+
 /// Rule-based frames of all myocardium voxels (ascending linear index). Needs base faces and the
 /// apex voxel (BaseSpec automatic or plane). Throws cardio::Error on unusable input (no LV cavity,
 /// no base faces, a myocardium region without boundary conditions, no solver convergence).
+/// `fields`, if given, receives what evaluating the rule elsewhere needs (fibres/sampling.hpp).
 imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles, const meshing::BoundaryClassification& boundary,
                                        const RuleAngles& angles = {}, RuleReport* report = nullptr,
-                                       const LaplaceSolverOptions& solver = {});
+                                       const LaplaceSolverOptions& solver = {}, LdrbFields* fields = nullptr);
 
 /// Bayer 2012 axis(): columns e0 (= e1 x e2), e1 (= u/|u|), e2 (v orthogonalised against e1).
 /// Returns false (and leaves q unchanged) if u vanishes or v is parallel to u.
