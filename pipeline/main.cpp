@@ -38,6 +38,7 @@
 #include "mesh_config.hpp"
 #include "mesh_stage.hpp"
 #include "run_config.hpp"
+#include "runtime_env.hpp"
 #include "stage_cache.hpp"
 
 namespace fs = std::filesystem;
@@ -573,18 +574,8 @@ int phantom(const Args& a) {
 
 }  // namespace
 
-/// OpenMP threads spin at every barrier by default (libgomp: some 300 000 spins before sleeping):
-/// next to one other busy process that made a run 2.8x slower, while passive waiting costs about
-/// 14 % on an idle machine (docs/performance.md, "OpenMP waiting"). The runtime reads its policy
-/// when it loads, before main: unless the user chose one, re-execute once with it set.
-void prefer_passive_openmp_waiting(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
-  if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
-  execv("/proc/self/exe", argv);  // returns only on failure: go on with the runtime's default
-}
-
 int main(int argc, char** argv) {
-  prefer_passive_openmp_waiting(argv);
+  cardio::pipeline::choose_runtime_settings(argv);
   const Args a = parse_args(argc, argv);
   try {
     if (a.command == "validate") return validate(a);
