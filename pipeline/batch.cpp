@@ -282,7 +282,7 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const fs:
 int run_local(const Manifest& m, const BatchOptions& o, std::ostream& out, std::ostream& err) {
   const fs::path dir = o.batch_dir;
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(m.cases.size())));
-  const int threads = std::max(1, available_cpus() / jobs);
+  const int threads = o.threads > 0 ? o.threads : std::max(1, available_cpus() / jobs);
   write_case_scripts(m, dir, o.cardiac_exe, threads);
   std::vector<CaseResult> results(m.cases.size());
   const json extra = {{"jobs", jobs}, {"threads_per_case", threads}, {"cardiac", o.cardiac_exe.string()}};

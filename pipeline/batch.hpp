@@ -69,6 +69,7 @@ struct BatchOptions {
   std::filesystem::path batch_dir;
   std::string executor = "local";  ///< local | slurm
   int jobs = 1;                    ///< local: parallel worker processes
+  int threads = 0;                 ///< local: threads per case (0: CPUs / jobs); jobs x threads <= CPUs
   bool submit = false;             ///< slurm: run sbatch
   bool wait = false;               ///< slurm: wait for the array to leave the queue
   double poll_seconds = 1.0;       ///< slurm --wait: squeue polling interval

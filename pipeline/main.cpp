@@ -61,7 +61,7 @@ Usage:
   cardiac run --resume OUTDIR [--threads N] [--no-figures]
   cardiac validate CONFIG.yaml [--set KEY.PATH=VALUE]...
   cardiac mesh CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
-  cardiac batch MANIFEST.yaml -o BATCH_DIR [--executor local|slurm] [-j N] [--submit] [--wait]
+  cardiac batch MANIFEST.yaml -o BATCH_DIR [--executor local|slurm] [-j N] [--threads T] [--submit] [--wait]
   cardiac collect BATCH_DIR [--no-figures]
   cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
                   [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
@@ -81,8 +81,8 @@ phantom   Write a synthetic heart as label and fibre images (labels, fibre, shee
           --rotate rotates the whole phantom (an oblique direction matrix).
 batch     Run a cohort (docs/cohorts.md): all cases of MANIFEST (a base config plus per-case
           overrides and inputs) are checked first (problems listed per case, exit 2).
-          local: -j N parallel `cardiac run` processes into BATCH_DIR/<case>, results in
-          BATCH_DIR/batch.json. slurm: writes BATCH_DIR/batch.sbatch (a job array); --submit
+          local: -j N parallel `cardiac run` processes into BATCH_DIR/<case> of --threads T
+          threads each (default CPUs / N; N x T at most the CPUs), results in BATCH_DIR/batch.json. slurm: writes BATCH_DIR/batch.sbatch (a job array); --submit
           runs sbatch, --wait waits for the array to end and checks every case.
 collect   Merge BATCH_DIR/*/summary.json into BATCH_DIR/cohort.csv (one row per case) and draw
           cohort figures (scripts/figures/cohort_figures.py).
@@ -117,6 +117,7 @@ struct Args {
   // batch, collect
   std::string executor = "local";
   int jobs = 1;
+  bool jobs_given = false;
   bool submit = false, wait = false, figures = true;
 };
 
@@ -145,6 +146,30 @@ std::vector<T> parse_list(const std::string& s, const std::string& what) {
   }
   if (out.empty()) usage_error(what + ": expected a value, got '" + s + "'");
   return out;
+}
+
+/// The one bound on thread counts (--threads of every command, batch's workers x threads): more
+/// threads than the CPUs in the affinity mask only wait for each other; far more exhaust memory.
+void require_available_threads(int n, const std::string& what) {
+  if (n < 1 || n > available_cpus())
+    usage_error(what + ": this process can run 1 to " + std::to_string(available_cpus()) +
+                " threads (the CPUs in its affinity mask)");
+}
+
+/// batch: -j workers of --threads threads each (default CPUs / workers) must fit the CPUs together.
+/// The Slurm executor takes both from the manifest (resources.cpus_per_task, one task per case).
+void check_batch_threads(const Args& a) {
+  if (a.executor == "slurm") {
+    if (a.threads > 0 || a.jobs_given)
+      usage_error("batch --executor slurm: -j and --threads do not apply (each case is one task with "
+                  "resources.cpus_per_task threads, set in the manifest)");
+    return;
+  }
+  require_available_threads(a.jobs, "-j " + std::to_string(a.jobs));
+  if (a.threads > 0)
+    require_available_threads(a.jobs * a.threads, "-j " + std::to_string(a.jobs) + " x --threads " +
+                                                      std::to_string(a.threads) + " = " +
+                                                      std::to_string(a.jobs * a.threads) + " threads");
 }
 
 Args parse_args(int argc, char** argv) {
@@ -221,6 +246,7 @@ Args parse_args(int argc, char** argv) {
       const auto j = parse_list<int>(value(), s);
       if (j.size() != 1) usage_error(s + " takes one number");
       a.jobs = j[0];
+      a.jobs_given = true;
     } else if (s == "--submit") {
       a.submit = true;
     } else if (s == "--wait") {
@@ -255,15 +281,12 @@ Args parse_args(int argc, char** argv) {
     if (a.config != "lv" && a.config != "biv") usage_error("phantom: expected lv or biv, got '" + a.config + "'");
     if (a.outdir.empty()) usage_error("phantom needs -o OUTDIR");
   }
-  // More threads than CPUs only wait for each other (OpenMP threads spin); far more exhaust memory.
-  for (int t : a.thread_list)
-    if (t < 1 || t > available_cpus())
-      usage_error("--threads " + std::to_string(t) + ": this process can run 1 to " + std::to_string(available_cpus()) +
-                  " threads (the CPUs in its affinity mask)");
+  for (int t : a.thread_list) require_available_threads(t, "--threads " + std::to_string(t));
   if (a.command != "bench" && !a.thread_list.empty()) {
     if (a.thread_list.size() != 1) usage_error("--threads takes one number for " + a.command);
     a.threads = a.thread_list[0];
   }
+  if (a.command == "batch") check_batch_threads(a);
   return a;
 }
 
@@ -542,6 +565,7 @@ int batch_command(const Args& a) {
   o.batch_dir = a.outdir;
   o.executor = a.executor;
   o.jobs = a.jobs;
+  o.threads = a.threads;
   o.submit = a.submit;
   o.wait = a.wait;
   o.validate = validate_document;
@@ -587,6 +611,7 @@ int main(int argc, char** argv) {
       bench::BenchOptions o;
       if (!a.sizes.empty()) o.sizes = a.sizes;
       if (!a.thread_list.empty()) o.threads = a.thread_list;
+      std::erase_if(o.threads, [](int t) { return t > available_cpus(); });  // the default {1, 2} on one CPU
       if (!a.elements.empty()) o.elements = a.elements;
       o.seconds = a.seconds;
       o.json_path = a.json;

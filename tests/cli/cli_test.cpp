@@ -458,9 +458,30 @@ class BeatBadInput : public CliTest {
 
 TEST_F(CliTest, ThreadsAboveTheCpusAreRefusedNamingTheLimit) {
   const int cpus = cardio::available_cpus();
-  const Result r = cardiac({"run", "a.yaml", "--threads", std::to_string(cpus + 1)});
+  const std::string over = std::to_string(cpus + 1);
+  const std::string limit = ": this process can run 1 to " + std::to_string(cpus) + " threads";
+  write("m.yaml", "base: a.yaml\ncases:\n  - name: a\n");  // never read: the options are refused first
+  // One check for every command that takes a thread count (issue 14, item 4): same message, exit 2.
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"run", "a.yaml", "--threads", over},
+           {"mesh", "a.yaml", "--threads", over},
+           {"bench", "--threads", "1," + over},
+           {"batch", "m.yaml", "-o", "b", "--threads", over}}) {
+    const Result r = cardiac(args);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    EXPECT_HAS(r.err, "--threads " + over + limit);
+  }
+  // batch: the workers, and workers x threads per case, must fit as well.
+  Result r = cardiac({"batch", "m.yaml", "-o", "b", "-j", over});
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_HAS(r.err, "--threads " + std::to_string(cpus + 1) + ": this process can run 1 to " + std::to_string(cpus) + " threads");
+  EXPECT_HAS(r.err, "-j " + over + limit);
+  r = cardiac({"batch", "m.yaml", "-o", "b", "-j", std::to_string(cpus), "--threads", "2"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_HAS(r.err, "-j " + std::to_string(cpus) + " x --threads 2 = " + std::to_string(2 * cpus) + " threads" + limit);
+  r = cardiac({"batch", "m.yaml", "-o", "b", "--executor", "slurm", "-j", "1"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_HAS(r.err, "resources.cpus_per_task");
+  EXPECT_FALSE(fs::exists(m_dir / "b")) << "a refused batch must not create BATCH_DIR";
 }
 
 TEST_F(BeatBadInput, TimeStepAboveTheEstimateIsRefusedAndAForcedBlowUpIsNamed) {
