@@ -58,6 +58,28 @@ Eigen::VectorXd fibre_stretch(const mechanics::HexMesh& mesh, const Eigen::Matri
   return lambda;
 }
 
+/// What to change when cavity c's beat overruns its period, with the config keys that set it.
+std::string overrun_advice(const HeartSimulation& sim, std::size_t c) {
+  return "lengthen simulation.period (" + io::CsvTable::number(sim.period) +
+         " ms), or check the contraction (activation.twitch) and circulation.cavities[" + std::to_string(c) +
+         "].windkessel";
+}
+
+/// The last beat of every cavity ends at the end of the run. A cavity still contracting or ejecting
+/// there has no final statistics: the reason, or "" if every last beat is complete.
+std::string finish_last_beats(std::vector<circulation::BeatCycle>& cycles, const HeartSimulation& sim) {
+  std::string reason;
+  for (std::size_t c = 0; c < cycles.size(); ++c) {
+    const int beat = cycles[c].beat_index();
+    const std::string phase(circulation::phase_name(cycles[c].phase()));
+    if (!cycles[c].finish() && reason.empty())
+      reason = cycles[c].name() + ": beat " + std::to_string(beat) + " is still in " + phase +
+               " at the end of the simulation (t = " + io::CsvTable::number(cycles[c].time()) +
+               " ms), so its ESV and EF are unknown: " + overrun_advice(sim, c);
+  }
+  return reason;
+}
+
 }  // namespace
 
 BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
@@ -182,9 +204,12 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   const std::vector<const meshing::CavitySurface*>& cavity = setup.cavities;
   std::vector<circulation::BeatCycle> cycles;
   std::size_t lv = 0;
+  const double t_end = sim.first_onset + sim.beats * sim.period;
   for (std::size_t c = 0; c < sim.circulation.size(); ++c) {
     const auto& cc = sim.circulation[c];
-    cycles.emplace_back(cc.name, cc.beat, cc.windkessel, 0.0, circulation::cavity_volume_mm3(*cavity[c], mesh.rest) / 1000.0);
+    circulation::BeatParams beat = cc.beat;
+    beat.end_ms = t_end;  // the last beat ends with the run: no onset of a beat that is not simulated
+    cycles.emplace_back(cc.name, beat, cc.windkessel, 0.0, circulation::cavity_volume_mm3(*cavity[c], mesh.rest) / 1000.0);
     if (cc.name == sim.analysis.lv_cavity) lv = c;
   }
   BeatAnalysis analysis(sim.analysis, m, *cavity[lv]);
@@ -197,7 +222,6 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
 
   // --- state: fresh, or from the checkpoint ---
   mechanics::NodeState s = sys.rest_state();
-  const double t_end = sim.first_onset + sim.beats * sim.period;
   const auto stable_dt = [&]() {
     return mechanics::stable_time_step(mechanics::estimate_max_frequency(sys, s.x), sys.internal().max_damping_time());
   };
@@ -275,6 +299,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     return L.compute_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - segment_start).count();
   };
   Progress progress("simulated", t_end, log, options.progress_bar);
+  std::string incomplete;  // why the run stopped before t_end, or why its last beat has no statistics
   while (t < t_end - 1e-9) {
     twitch.active_tension(t_act, t, Ta);
     guccione.set_active_tension(std::vector<double>(Ta.data(), Ta.data() + n_el));
@@ -337,8 +362,13 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
       double p = cmd[c].pressure_mmHg;
       if (cmd[c].mode == CavityCommand::Mode::volume) p = impulse[c] / dt / units::kMmHgInKPa;
       if (cmd[c].mode == CavityCommand::Mode::windkessel) p = coupled[c].pressure_mmHg;
-      cycles[c].update(t, V, p);
+      try {
+        cycles[c].update(t, V, p);
+      } catch (const circulation::BeatOverrun& e) {  // stop here, but keep what was computed
+        incomplete = std::string(e.what()) + ": " + overrun_advice(sim, c);
+      }
     }
+    if (!incomplete.empty()) break;
     if (!cycles.empty() && std::int64_t(cycles[lv].phase()) != L.previous_phase) {
       using circulation::Phase;
       const auto& cy = cycles[lv];
@@ -372,11 +402,13 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     }
   }
   progress.finish();
+  if (incomplete.empty()) incomplete = finish_last_beats(cycles, sim);
   write_frame();
   write_tables();
 
   // --- summary ---
   BeatRunResult out;
+  out.incomplete_reason = incomplete;
   json cavities = json::array();
   for (const auto& cy : cycles) {
     json beats = json::array();
@@ -384,6 +416,10 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
       beats.push_back({{"beat", b.index}, {"EDV_mL", b.edv_mL}, {"ESV_mL", b.esv_mL}, {"SV_mL", b.sv_mL},
                        {"EF", b.ef}, {"stroke_work_mmHg_mL", b.stroke_work_mmHg_mL}});
     json last = cy.beats().empty() ? json(nullptr) : beats.back();
+    // A run cut short: the statistics of the beat that did not finish, as far as they go.
+    if (!incomplete.empty() && cy.beat_index() > 0)
+      beats.push_back({{"beat", cy.current().index}, {"complete", false}, {"phase_at_end", circulation::phase_name(cy.phase())},
+                       {"EDV_mL", cy.current().edv_mL}, {"ESV_so_far_mL", cy.current().esv_mL}});
     cavities.push_back({{"name", cy.name()}, {"beats", beats}, {"last_beat", last},
                         {"EDV_mL", last.is_null() ? json(nullptr) : last["EDV_mL"]},
                         {"ESV_mL", last.is_null() ? json(nullptr) : last["ESV_mL"]},
@@ -409,6 +445,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   json strain = analysis.peaks(window_begin, window_end);
   strain["lv_cavity"] = sim.analysis.lv_cavity;
   out.summary = {{"mode", "beat"},
+                 {"complete", incomplete.empty()},
                  {"element_count", n_el},
                  {"node_count", mesh.n_nodes()},
                  {"steps", L.steps},
@@ -420,6 +457,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
                  {"frames", L.frames.size()},
                  {"resumed", options.resume},
                  {"simulate_time_s", options.resume ? compute_s() : std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count()}};
+  if (!incomplete.empty()) out.summary["incomplete_reason"] = incomplete;
   out.activation_time = t_rel;
   out.active_tension = Ta;
   out.state = std::move(s);

@@ -31,7 +31,10 @@ struct BeatRunResult {
   mechanics::NodeState state;
   Eigen::VectorXd activation_time;    ///< per element, relative to each beat's onset [ms]
   Eigen::VectorXd active_tension;     ///< per element at the end [kPa]
-  nlohmann::json summary;
+  nlohmann::json summary;           ///< "complete": false (with "incomplete_reason") if cut short
+  /// Empty for a complete run. Otherwise why it stopped early (a beat overran its period) or why
+  /// its last beat has no statistics; the frames, tables and summary hold what was computed.
+  std::string incomplete_reason;
 };
 
 struct BeatRunOptions {

@@ -75,6 +75,13 @@ ActivationParams parse_activation(const Node& n, double period, const std::files
   tw.tau_contraction_ms = t.quantity("tau_contraction", Dimension::time, 40.0, Range::positive());
   tw.tau_relaxation_ms = t.quantity("tau_relaxation", Dimension::time, 60.0, Range::positive());
   tw.period_ms = period;
+  // The twitch repeats every simulation.period (it has no period key of its own): it must fit in one.
+  if (period < tw.delay_ms + tw.duration_ms) {
+    std::ostringstream os;
+    os << "delay + duration = " << tw.delay_ms + tw.duration_ms << " ms is longer than simulation.period = " << period
+       << " ms: shorten activation.twitch.duration (or delay), or lengthen simulation.period";
+    t.fail("duration", os.str());
+  }
   try {
     tw.validate("activation.twitch");
   } catch (const Error& e) {
@@ -109,11 +116,11 @@ std::vector<CavityCirculation> parse_circulation(const Node& n, const HeartSimul
     if (wk.elements == 2) w.reject_if_present("characteristic_impedance", "used with elements: 3 only");
     wk.venous_pressure = w.quantity("venous_pressure", Dimension::pressure, 0.0, Range::non_negative()) / mmHg;
     wk.initial_pressure = w.quantity("initial_pressure", Dimension::pressure, 80 * mmHg, Range::non_negative()) / mmHg;
-    try {
-      b.validate("beat");
-      wk.validate("windkessel");
+    try {  // messages name the real keys: circulation.cavities[i].<key>, ....windkessel.<key>
+      b.validate(c.path());
+      wk.validate(c.key_path("windkessel"));
     } catch (const Error& e) {
-      c.fail("", e.what());
+      CARDIO_FAIL(c.where() << ": " << e.what());
     }
     out.push_back(cav);
   }

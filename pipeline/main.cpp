@@ -48,6 +48,8 @@ namespace {
 
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+/// The summary of a beat run cut short ("complete": false); summary.json marks finished runs only.
+constexpr const char* kIncompleteSummary = "summary.incomplete.json";
 
 /// Bad usage found after parsing the arguments (e.g. an output path that is a file).
 struct UsageError : std::runtime_error {
@@ -371,6 +373,20 @@ void check_inputs(const pipeline::MeshConfig& cfg) {
   }
 }
 
+/// A beat run cut short (a beat overran its period) keeps what it computed: frames, tables,
+/// final.vtu and the summary under its own name, so that summary.json still means "finished"
+/// (batch, collect and --resume rely on it). Nothing to resume: it would overrun again. Exit 1.
+int report_incomplete(const fs::path& out, const pipeline::BeatRunResult& h, std::ostream& log) {
+  io::write_json(out / kIncompleteSummary, h.summary);
+  fs::remove(out / "checkpoint.bin");
+  const std::string msg = "cardiac: run failed: " + h.incomplete_reason + "\ncardiac: what was computed is in " +
+                          out.string() + " (frames, timeseries.csv, final.vtu; " + kIncompleteSummary +
+                          " with \"complete\": false); no summary.json\n";
+  log << msg;
+  std::cerr << msg;
+  return kExitFailed;
+}
+
 int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   pipeline::HeartConfig cfg;
   try {
@@ -382,7 +398,7 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   if (a.threads > 0) set_thread_count(a.threads);
   const bool simulate = a.command == "run" && cfg.simulation.has_value();
   std::vector<std::string> stale = kMeshOutputs;
-  stale.insert(stale.end(), {"summary.json", "final.vtu"});
+  stale.insert(stale.end(), {"summary.json", kIncompleteSummary, "final.vtu"});
   stale.insert(stale.end(), {"series.pvd", "timeseries.csv"});
   stale.insert(stale.end(), {"regional_strain.csv", "label_strain.csv", "checkpoint.bin"});
   const std::string resolved = doc->resolved_yaml();
@@ -433,6 +449,7 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
                     {{"activation_time", h.activation_time.transpose()}, {"active_tension", h.active_tension.transpose()},
                      {"label", label, true}});
       finish_summary(h.summary, a, resolved);
+      if (!h.incomplete_reason.empty()) return report_incomplete(out, h, log);
       io::write_json(out / "summary.json", h.summary);
       fs::remove(out / "checkpoint.bin");  // finished: summary.json marks it, nothing to resume
       for (const auto& c : h.summary["cavities"])

@@ -528,7 +528,68 @@ TEST_F(BeatBadInput, WindkesselAndPressuresOutOfRange) {
   r = run_default_with("end_diastolic_pressure: 8 mmHg", "end_diastolic_pressure: 60 mmHg");
   expect_config_error(r, "cfg.yaml:", {"end_diastolic_pressure", "60 mmHg", "(0, 40)"});
   r = run_default_with("atrial_pressure: 5 mmHg", "atrial_pressure: 12 mmHg");
-  expect_config_error(r, "cfg.yaml:", {"atrial_pressure", "end-diastolic pressure"});
+  expect_config_error(r, "cfg.yaml:", {"circulation.cavities[0].atrial_pressure", "end-diastolic pressure"});
+  EXPECT_EQ(r.err.find("beat."), std::string::npos) << "names a key that does not exist: " << r.err;
+  // The twitch repeats every simulation.period: there is no activation.twitch.period key to blame.
+  r = run_default_with("  period: 800 ms", "  period: 300 ms");
+  expect_config_error(r, "cfg.yaml:", {"activation.twitch.duration", "simulation.period = 300 ms"});
+  EXPECT_EQ(r.err.find("twitch.period"), std::string::npos) << r.err;
+}
+
+// Where a beat run ends (issue 14, item 6): the LV phantom at 2 mm with a 200 ms twitch (onset at
+// 200 ms, ejection from about 300 to 400 ms, relaxation after), a few seconds a run.
+class BeatEnd : public CliTest {
+ protected:
+  Result run_beats(int beats, const std::string& period, const std::string& twitch = "200 ms",
+                   const std::string& time_to_peak = "150 ms") const {
+    return cardiac({"run", std::string(CARDIO_SOURCE_DIR) + "/configs/lv_phantom.yaml", "-o", out().string(),
+                    "--no-figures", "--set", "geometry.phantom.voxel_size=2 mm", "--set",
+                    "simulation.output_interval=50 ms", "--set", "activation.twitch.duration=" + twitch, "--set",
+                    "activation.twitch.time_to_peak=" + time_to_peak, "--set",
+                    "simulation.beats=" + std::to_string(beats), "--set", "simulation.period=" + period});
+  }
+  nlohmann::json incomplete_summary() const {
+    EXPECT_FALSE(fs::exists(out() / "summary.json")) << "summary.json marks finished runs only";
+    EXPECT_FALSE(fs::exists(out() / "checkpoint.bin")) << "nothing to resume: it would overrun again";
+    for (const char* f : {"summary.incomplete.json", "timeseries.csv", "series.pvd", "final.vtu", "frames/frame_00001.vtu"})
+      EXPECT_TRUE(fs::exists(out() / f)) << f << ": what was computed must be kept";
+    return nlohmann::json::parse(slurp(out() / "summary.incomplete.json"));
+  }
+};
+
+TEST_F(BeatEnd, OneBeatEndsWithTheRunEvenWhileRelaxing) {
+  // The run ends at 420 ms, in isovolumic relaxation, where beat 2's onset would have come.
+  const Result r = run_beats(1, "220 ms");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto s = nlohmann::json::parse(slurp(out() / "summary.json"));
+  EXPECT_TRUE(s["complete"].get<bool>());
+  const auto& lv = s["cavities"][0];
+  ASSERT_EQ(lv["beats"].size(), 1u) << lv.dump();
+  EXPECT_GT(lv["EF"].get<double>(), 0.3);
+  EXPECT_NEAR(s["t_end_ms"].get<double>(), 420, 0.5);
+}
+
+TEST_F(BeatEnd, ABeatOverrunningItsPeriodKeepsWhatWasComputedAndExits1) {
+  // With a 250 ms twitch, beat 2's onset at 450 ms comes while beat 1 is still relaxing.
+  const Result r = run_beats(2, "250 ms", "250 ms");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "lv: beat 1 has not finished when the next contraction onset comes");
+  EXPECT_HAS(r.err, "lengthen simulation.period (250 ms)");
+  EXPECT_HAS(r.err, "summary.incomplete.json");
+  const auto s = incomplete_summary();
+  EXPECT_FALSE(s["complete"].get<bool>());
+  EXPECT_HAS(s["incomplete_reason"].get<std::string>(), "simulation.period");
+  EXPECT_FALSE(s["cavities"][0]["beats"].back()["complete"].get<bool>());
+  EXPECT_LT(s["t_end_ms"].get<double>(), 451);
+}
+
+TEST_F(BeatEnd, ARunEndingBeforeTheEjectionEndsIsIncomplete) {
+  // The run ends at 320 ms, before the ejection has ended: no ESV, no EF.
+  const Result r = run_beats(1, "120 ms", "120 ms", "60 ms");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "lv: beat 1 is still in");
+  EXPECT_HAS(r.err, "at the end of the simulation");
+  EXPECT_FALSE(incomplete_summary()["complete"].get<bool>());
 }
 
 TEST_F(BeatBadInput, CirculationOfAMissingCavity) {

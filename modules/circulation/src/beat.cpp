@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "cardio/core/error.hpp"
 
@@ -37,6 +38,7 @@ void BeatParams::validate(std::string_view where) const {
     CARDIO_FAIL(key("first_onset") << " = " << first_onset_ms << " ms: expected a finite time");
   if (!(convergence_tolerance > 0 && convergence_tolerance < 1))
     CARDIO_FAIL(key("convergence_tolerance") << " = " << convergence_tolerance << ": expected a value in (0, 1)");
+  if (std::isnan(end_ms)) CARDIO_FAIL(key("end") << " is not a number: expected a time");
 }
 
 namespace {
@@ -146,7 +148,7 @@ void BeatCycle::update(double t_new, double volume_mL, double pressure_mmHg) {
 
   // Onsets compare with a relative slack so that t accumulated as n * dt still hits them.
   const double slack = 1e-9 * std::max(1.0, std::abs(m_next_onset));
-  const bool onset = t_new >= m_next_onset - slack;
+  const bool onset = t_new >= m_next_onset - slack && m_next_onset < m_params.end_ms - slack;
   switch (m_phase) {
     case Phase::filling:
       if (onset) enter(Phase::isovolumic_contraction, t_new);
@@ -165,11 +167,21 @@ void BeatCycle::update(double t_new, double volume_mL, double pressure_mmHg) {
   }
   m_current.sv_mL = m_current.edv_mL - m_current.esv_mL;
   m_current.ef = m_current.sv_mL / m_current.edv_mL;
-  if (onset && m_phase != Phase::filling)
-    CARDIO_FAIL(m_name << ": beat " << m_current.index << " has not finished when the next contraction onset comes (t = "
-                       << t_new << " ms, phase " << phase_name(m_phase) << ", p_cav = " << pressure_mmHg
-                       << " mmHg, arterial " << m_wk.pressure() << " mmHg, peak " << m_current.peak_pressure_mmHg
-                       << " mmHg): lengthen beat.period, or check the contraction (Ta_max) and the Windkessel");
+  if (onset && m_phase != Phase::filling) {
+    std::ostringstream os;
+    os << m_name << ": beat " << m_current.index << " has not finished when the next contraction onset comes (t = "
+       << t_new << " ms, phase " << phase_name(m_phase) << ", p_cav = " << pressure_mmHg << " mmHg, arterial "
+       << m_wk.pressure() << " mmHg, peak " << m_current.peak_pressure_mmHg << " mmHg)";
+    throw BeatOverrun(os.str());
+  }
+}
+
+bool BeatCycle::finish() {
+  if (m_current.index == 0) return true;  // no beat in progress (or finished already)
+  if (m_current.ejection_end_ms < 0) return false;
+  m_beats.push_back(m_current);
+  m_current = BeatStats{};
+  return true;
 }
 
 double BeatCycle::edv_change() const {

@@ -163,10 +163,39 @@ TEST(BeatCycle, AnOnsetBeforeTheBeatEndsIsAnError) {
   try {
     drive(cycle, heart, 1000);
     ADD_FAILURE() << "expected an error";
-  } catch (const Error& e) {
+  } catch (const BeatOverrun& e) {
     EXPECT_NE(std::string(e.what()).find("lv: beat 1"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("ejection"), std::string::npos) << e.what();
   }
+}
+
+// Issue 14, item 6: the last beat ends at the end of the simulation, not at a next onset.
+TEST(BeatCycle, TheLastBeatEndsAtTheEndOfTheSimulation) {
+  BeatParams b = params();
+  b.period_ms = 400;  // the ejection ends about 300 ms after the onset; relaxation continues
+  b.end_ms = 200 + 400;
+  BeatCycle cycle("lv", b, WindkesselParams{}, 0.0, 100.0);
+  SyntheticHeart heart;
+  drive(cycle, heart, b.end_ms);  // ends at the would-be onset of beat 2: no onset, no overrun
+  EXPECT_EQ(cycle.beat_index(), 1);
+  EXPECT_TRUE(cycle.beats().empty());
+  ASSERT_TRUE(cycle.finish());
+  ASSERT_EQ(cycle.beats().size(), 1u);
+  EXPECT_EQ(cycle.beats()[0].edv_mL, 120.0);
+  EXPECT_EQ(cycle.beats()[0].sv_mL, 70.0);
+  EXPECT_TRUE(cycle.finish()) << "a second finish has nothing to add";
+  EXPECT_EQ(cycle.beats().size(), 1u);
+}
+
+TEST(BeatCycle, ABeatStillEjectingAtTheEndIsNotFinished) {
+  BeatParams b = params();
+  b.end_ms = 200 + 150;  // the ejection lasts 280 ms
+  BeatCycle cycle("lv", b, WindkesselParams{}, 0.0, 100.0);
+  SyntheticHeart heart;
+  drive(cycle, heart, b.end_ms);
+  EXPECT_EQ(cycle.phase(), Phase::ejection);
+  EXPECT_FALSE(cycle.finish());
+  EXPECT_TRUE(cycle.beats().empty());
 }
 
 TEST(BeatCycle, ParametersAreValidated) {

@@ -23,16 +23,19 @@
 ///   isovolumic relaxation    volume projection to the volume at valve closure;
 ///                            -> filling when p_cav < atrial_pressure (mitral valve opens).
 /// Outside ejection the Windkessel drains with Q = 0. A contraction onset that arrives while the
-/// cavity is not filling (the previous beat has not finished) is an error. A beat runs from one
-/// onset to the next; its statistics are final at the next onset: SV = EDV - ESV, EF = SV / EDV,
+/// cavity is not filling (the previous beat has not finished) throws BeatOverrun. A beat runs from
+/// one onset to the next, the last one to the end of the simulation (end_ms: no onset there);
+/// its statistics are final then: SV = EDV - ESV, EF = SV / EDV,
 /// stroke work = -sum p dV (trapezoid) over the loop. The cycle has converged when the last two
 /// completed beats' EDV differ by less than convergence_tolerance relative.
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cardio/circulation/windkessel.hpp"
 #include "cardio/core/binary.hpp"
+#include "cardio/core/error.hpp"
 
 namespace cardio::circulation {
 
@@ -49,6 +52,8 @@ struct BeatParams {
   double first_onset_ms = 200.0;             ///< first contraction onset, > start time
   double period_ms = 800.0;                  ///< cycle length, > 0
   double convergence_tolerance = 0.01;       ///< relative EDV change between beats, in (0, 1)
+  /// End of the simulation: the last beat ends here, and an onset at (or after) it never comes.
+  double end_ms = std::numeric_limits<double>::infinity();
 
   /// Throws cardio::Error naming `where`.key, the value and the expected range.
   void validate(std::string_view where = "beat") const;
@@ -82,6 +87,14 @@ struct BeatStats {
   double stroke_work_mmHg_mL = 0;    ///< -sum p dV over the loop (1 mmHg mL = 0.133322 mJ)
 };
 
+/// A contraction onset came while the cavity was not filling: the beat in progress did not finish
+/// within the period. what() states the facts (cavity, beat, time, phase, pressures) and names no
+/// config key: the caller knows which keys set the period and the loads.
+class BeatOverrun : public Error {
+ public:
+  using Error::Error;
+};
+
 class BeatCycle {
  public:
   /// Starts in filling at t0_ms with the cavity volume volume0_mL. Validates both parameter sets
@@ -108,6 +121,11 @@ class BeatCycle {
   int beat_index() const { return m_current.index; }
   /// Completed beats.
   const std::vector<BeatStats>& beats() const { return m_beats; }
+  /// At the end of the simulation: the beat in progress joins beats() if its ejection has ended
+  /// (EDV, ESV, SV and EF are final; relaxation or filling may go on). Returns false if it is
+  /// still contracting or ejecting (its statistics are not final; it stays out of beats()).
+  /// Afterwards beat_index() is 0.
+  bool finish();
   /// The beat in progress (statistics so far).
   const BeatStats& current() const { return m_current; }
   /// Relative EDV change between the last two completed beats (NaN with fewer than two).
