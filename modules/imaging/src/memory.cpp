@@ -1,5 +1,6 @@
 #include "cardio/imaging/memory.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -100,9 +101,22 @@ std::uint64_t meminfo_available() {
   return kUnlimited;
 }
 
+/// Address space left under RLIMIT_AS (ulimit -v): the limit minus this process's virtual size.
+std::uint64_t address_space_headroom() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return kUnlimited;
+  std::ifstream in("/proc/self/statm");
+  std::uint64_t pages = 0;
+  if (!(in >> pages)) return kUnlimited;
+  const std::uint64_t used = pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  return lim.rlim_cur > used ? lim.rlim_cur - used : 0;
+}
+
 }  // namespace
 
-std::uint64_t available_memory_bytes() { return std::min(meminfo_available(), cgroup_limit()); }
+std::uint64_t available_memory_bytes() {
+  return std::min({meminfo_available(), cgroup_limit(), address_space_headroom()});
+}
 
 std::string format_bytes(std::uint64_t bytes) {
   const double b = static_cast<double>(bytes);

@@ -3,6 +3,9 @@
 #include "cardio/imaging/memory.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -29,6 +32,26 @@ TEST(Memory, HugeRequestThrowsInGigabytes) {
   test::expect_error([] { check_fits_in_memory(1000000000000000ull, "the test volume"); },
                      {"the test volume needs about", "GB", "are available"});
   EXPECT_NO_THROW(check_fits_in_memory(1024, "a tiny volume"));
+}
+
+// ulimit -v makes allocations fail with std::bad_alloc long before MemAvailable runs out: the guard
+// must see it (issue 14, item 5). In a child, so that the limit does not outlive the test.
+TEST(Memory, AddressSpaceLimitCapsTheAvailableMemory) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t pages = 0;
+    statm >> pages;
+    const std::uint64_t used = pages * std::uint64_t(::sysconf(_SC_PAGESIZE)), headroom = 200ull << 20;
+    const rlimit lim{used + headroom, used + headroom};
+    if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(2);
+    ::_exit(available_memory_bytes() <= headroom ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "available_memory_bytes() ignores RLIMIT_AS";
 }
 
 TEST(Memory, FormatBytes) {

@@ -33,12 +33,37 @@ void check_shell(const EllipsoidShell& s, const char* what) {
   }
 }
 
-/// Voxel layers of thickness h needed to cover `extent` from a face at 0, plus one empty layer.
-std::int64_t layers_to(double extent, double h) {
-  return static_cast<std::int64_t>(std::ceil(std::max(0.0, extent) / h - 1e-9)) + 1;
+/// Voxel layers of thickness h needed to cover `extent` from a face at 0, plus one empty layer
+/// (a double: a tiny h gives a huge count, not an overflow).
+double layers_to(double extent, double h) { return std::ceil(std::max(0.0, extent) / h - 1e-9) + 1; }
+
+/// Layers of the phantom grid on each side of its origin planes (x = 0, y = 0, z = z_base): faces at
+/// multiples of h in x and y (no centre on the long axis), faces on z = z_base, one empty layer of
+/// margin on every side (including above the base).
+struct GridLayers {
+  double x_lo, x_hi, y_lo, y_hi, z_lo;
+};
+GridLayers grid_layers(const PhantomSpec& spec) {
+  const EllipsoidShell lv = spec.lv.shell(), rv = spec.rv.shell();
+  const double h = spec.voxel_size, z_base = spec.lv.z_base;
+  // Bounding box of the heart in the phantom frame.
+  Eigen::Vector3d lo(-lv.outer.x(), -lv.outer.y(), -lv.outer.z());
+  Eigen::Vector3d hi(lv.outer.x(), lv.outer.y(), z_base);
+  if (spec.biventricular) {
+    lo = lo.cwiseMin(rv.centre - rv.outer);
+    hi = hi.cwiseMax(rv.centre + rv.outer);
+    hi.z() = z_base;
+  }
+  return {layers_to(-lo.x(), h), layers_to(hi.x(), h), layers_to(-lo.y(), h), layers_to(hi.y(), h),
+          layers_to(z_base - lo.z(), h)};
 }
 
 }  // namespace
+
+Eigen::Vector3d phantom_grid_size(const PhantomSpec& spec) {
+  const GridLayers g = grid_layers(spec);
+  return {g.x_lo + g.x_hi, g.y_lo + g.y_hi, g.z_lo + 1};
+}
 
 EllipsoidShell LvGeometry::shell() const {
   return EllipsoidShell{Eigen::Vector3d::Zero(), Eigen::Vector3d(endo_short, endo_short, endo_long),
@@ -146,24 +171,13 @@ Phantom make_phantom(const PhantomSpec& spec) {
   const double z_base = spec.lv.z_base;
   if (!(z_base > -spec.lv.endo_long)) CARDIO_FAIL("phantom base plane z = " << z_base << " mm lies below the endocardial apex");
 
-  // Bounding box of the heart in the phantom frame.
-  Eigen::Vector3d lo(-lv.outer.x(), -lv.outer.y(), -lv.outer.z());
-  Eigen::Vector3d hi(lv.outer.x(), lv.outer.y(), z_base);
-  if (spec.biventricular) {
-    lo = lo.cwiseMin(rv.centre - rv.outer);
-    hi = hi.cwiseMax(rv.centre + rv.outer);
-    hi.z() = z_base;
-  }
-  // Faces at multiples of h in x and y (no centre on the long axis x = y = 0), faces on z = z_base,
-  // one empty layer of margin on every side (including above the base).
+  const Eigen::Vector3d n = phantom_grid_size(spec);
+  if (n.prod() > 2e9)
+    CARDIO_FAIL("phantom grid of " << n.x() << "x" << n.y() << "x" << n.z() << " voxels is too large; use a larger voxel size");
+  const GridLayers layers = grid_layers(spec);
+  const auto nx_lo = std::int64_t(layers.x_lo), ny_lo = std::int64_t(layers.y_lo), nz_lo = std::int64_t(layers.z_lo);
   imaging::Grid grid;
-  const std::int64_t nx_lo = layers_to(-lo.x(), h), nx_hi = layers_to(hi.x(), h);
-  const std::int64_t ny_lo = layers_to(-lo.y(), h), ny_hi = layers_to(hi.y(), h);
-  const std::int64_t nz_lo = layers_to(z_base - lo.z(), h);
-  grid.size = {nx_lo + nx_hi, ny_lo + ny_hi, nz_lo + 1};
-  if (double(grid.size[0]) * double(grid.size[1]) * double(grid.size[2]) > 2e9)
-    CARDIO_FAIL("phantom grid of " << grid.size[0] << "x" << grid.size[1] << "x" << grid.size[2]
-                                   << " voxels is too large; use a larger voxel size");
+  grid.size = {std::int64_t(n.x()), std::int64_t(n.y()), std::int64_t(n.z())};
   grid.spacing = Eigen::Vector3d::Constant(h);
   const Eigen::Vector3d local_origin((0.5 - double(nx_lo)) * h, (0.5 - double(ny_lo)) * h,
                                      z_base + (0.5 - double(nz_lo)) * h);

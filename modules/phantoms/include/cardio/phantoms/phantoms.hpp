@@ -104,6 +104,10 @@ struct Phantom {
 
 Phantom make_phantom(const PhantomSpec& spec);
 
+/// Voxels along x, y, z of make_phantom's grid, without building it (memory estimates). Doubles:
+/// a tiny voxel size gives a huge count rather than an overflow.
+Eigen::Vector3d phantom_grid_size(const PhantomSpec& spec);
+
 /// Fibre and sheet (physical axes; unit, orthogonal) of the phantom's rule at a physical point p
 /// [mm] of the myocardium with `label` (the RV shell for labels.rv_myocardium of a biventricular
 /// phantom, else the LV shell): the rule make_phantom applies at voxel centres, evaluated anywhere
