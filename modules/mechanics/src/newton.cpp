@@ -155,6 +155,7 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
   const double h = sys.min_edge();
   Eigen::Matrix3Xd f(3, s.x.cols()), f_try(3, s.x.cols()), x_try;
   double r = residual(s.x, f);
+  reuse_pays = true;  // a new load on a converged state: the tangent has changed little
   for (int it = 1; it <= o.max_iterations; ++it) {
     ++st.iterations;
     auto t0 = Clock::now();
@@ -182,6 +183,7 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     const double alpha = line_search(s.x, dx, r0, o, x_try, f_try, r_try);
     if (!std::isfinite(r_try)) return false;
     const double update = alpha * dx.cwiseAbs().maxCoeff();
+    reuse_pays = alpha == 1 && r_try <= 0.1 * r;  // converging fast: the next tangent is close
     s.x = x_try;
     f = f_try;
     r = r_try;

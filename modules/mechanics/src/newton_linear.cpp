@@ -28,7 +28,7 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, const NewtonOpti
     return cg.info() == Eigen::Success && dx.allFinite();
   }
   const SerialLibraryRegions serial_cholmod;
-  if (o.reuse_factorisation && factor_is_exact && solve_with_old_factor(sym, r, st, dx)) return true;
+  if (o.reuse_factorisation && factor_is_exact && reuse_pays && solve_with_old_factor(sym, r, st, dx)) return true;
   ++st.factorisations;
   if (!factorise(sym, shift)) return false;
   dx = cholmod.solve(r);
