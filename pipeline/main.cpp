@@ -11,7 +11,9 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "cardio/io/json.hpp"
 #include "cardio/io/vtu.hpp"
 #include "cardio/imaging/image_io.hpp"
+#include "cardio/imaging/memory.hpp"
 #include "cardio/phantoms/phantoms.hpp"
 #include "batch.hpp"
 #include "experiments.hpp"
@@ -37,6 +40,7 @@
 #include "progress.hpp"
 #include "mesh_config.hpp"
 #include "mesh_stage.hpp"
+#include "memory_estimate.hpp"
 #include "run_config.hpp"
 #include "runtime_env.hpp"
 #include "stage_cache.hpp"
@@ -54,6 +58,13 @@ constexpr const char* kIncompleteSummary = "summary.incomplete.json";
 /// Bad usage found after parsing the arguments (e.g. an output path that is a file).
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+/// What the command is building, and how large where known, for main's message when an allocation
+/// fails (std::bad_alloc, std::length_error). Owned by main and passed down; the commands update
+/// it as they go (it is read only after the failure, so it is not restored on the way out).
+struct Stage {
+  std::string what = "starting";
 };
 
 const char* kHelp = R"(cardiac - image-based cardiac mass-spring simulation (version )" CARDIO_VERSION R"()
@@ -387,13 +398,34 @@ int report_incomplete(const fs::path& out, const pipeline::BeatRunResult& h, std
   return kExitFailed;
 }
 
-int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
+/// What a heart config imports, for messages: "phantom lv_ellipsoid", "image labels.nii.gz", ...
+std::string source_text(const pipeline::GeometryParams& g) {
+  if (g.source == "phantom") return "the phantom " + g.phantom.kind;
+  if (g.source == "box") return "the box";
+  if (g.source == "image") return "the image " + g.labels_file.string();
+  return "the surface " + g.surface.file.string();
+}
+
+int run_heart(const Args& a, std::shared_ptr<config::Document> doc, Stage& stage) {
   pipeline::HeartConfig cfg;
   try {
     cfg = pipeline::parse_heart_config(*doc);
   } catch (const Error& e) {
     std::cerr << "cardiac: invalid config: " << e.what() << "\n";
     return kExitUsage;
+  }
+  // Memory from the config, before anything large is allocated or OUTDIR is touched: too much is
+  // refused like an invalid config, naming the key. An input that cannot be read is left to the
+  // import, which names it (as before: exit 1).
+  std::optional<pipeline::MemoryEstimate> memory;
+  try {
+    memory = pipeline::estimate_mesh_memory(cfg.mesh);
+    pipeline::check_mesh_memory(*memory, *doc, double(imaging::available_memory_bytes()));
+  } catch (const Error& e) {
+    if (memory) {
+      std::cerr << "cardiac: invalid config: " << e.what() << "\n";
+      return kExitUsage;
+    }
   }
   if (a.threads > 0) set_thread_count(a.threads);
   const bool simulate = a.command == "run" && cfg.simulation.has_value();
@@ -427,12 +459,20 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
   log << "cardiac " << CARDIO_VERSION << ": " << a.command << (a.resume ? " --resume " : " ") << a.config << " -> "
       << out.string() << "\n";
   try {
+    stage.what = "meshing " + source_text(cfg.mesh.geometry) + " (estimated from the config: " +
+                 (memory ? memory->describe() : std::string("unknown")) + ")";
     const pipeline::MeshStageResult r = pipeline::cached_mesh_stages(cfg.mesh, *doc, out, &log);
+    const std::string elements = std::to_string(r.mesh.mesh.n_elements()) + " elements";
     // The beat's input checks (boundary selectors, pacing sites, activation image) come before any
     // output: a run that fails on its inputs leaves nothing that looks finished.
     std::optional<pipeline::BeatSetup> beat;
-    if (simulate && cfg.simulation->mode == "beat") beat = pipeline::prepare_heart_beat(*cfg.simulation, r.mesh, &log);
+    if (simulate && cfg.simulation->mode == "beat") {
+      stage.what = "preparing the simulation of " + elements;
+      beat = pipeline::prepare_heart_beat(*cfg.simulation, r.mesh, &log);
+    }
+    stage.what = "writing the mesh outputs (" + elements + ")";
     pipeline::write_mesh_outputs(out, r, cfg.mesh.write_surfaces);
+    stage.what = "simulating " + elements;
     log << "wrote " << (out / "mesh.vtu").string() << " and " << (out / "mesh_report.json").string() << "\n";
     if (beat) {
       pipeline::BeatRunOptions bo;
@@ -485,6 +525,12 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc) {
     log << "cardiac: " << a.command << " failed: " << e.what() << "\n";
     std::cerr << "cardiac: " << a.command << " failed: " << e.what() << "\n";
     return kExitFailed;
+  } catch (const std::bad_alloc&) {
+    log << "cardiac: out of memory while " << stage.what << "\n";
+    throw;  // main reports it
+  } catch (const std::length_error&) {
+    log << "cardiac: out of memory while " << stage.what << "\n";
+    throw;
   }
   return 0;
 }
@@ -506,7 +552,7 @@ Args resumed_args(const Args& a) {
   }
 }
 
-int run(const Args& given) {
+int run(const Args& given, Stage& stage) {
   const Args a = given.resume ? resumed_args(given) : given;
   std::shared_ptr<config::Document> doc;
   try {
@@ -516,7 +562,7 @@ int run(const Args& given) {
     std::cerr << "cardiac: invalid config: " << e.what() << "\n";
     return kExitUsage;
   }
-  if (pipeline::is_heart_config(*doc)) return run_heart(a, doc);
+  if (pipeline::is_heart_config(*doc)) return run_heart(a, doc, stage);
   if (a.resume) throw UsageError("--resume: " + a.outdir + " is not a heart run (only beat runs write checkpoints)");
   if (a.command == "mesh") {
     std::cerr << "cardiac: " << a.config << " has no geometry section: nothing to mesh (block experiments are run with `cardiac run`)\n";
@@ -540,6 +586,8 @@ int run(const Args& given) {
   std::ostream log(&tee);
   log << "cardiac " << CARDIO_VERSION << ": run " << a.config << " -> " << out.string() << "\n";
   try {
+    stage.what = "running the block experiment of " + std::to_string(cfg.block.nx) + " x " + std::to_string(cfg.block.ny) +
+                 " x " + std::to_string(cfg.block.nz) + " voxels";
     pipeline::ExperimentResult r = pipeline::run_experiment(cfg, &log);
     r.summary["version"] = CARDIO_VERSION;
     r.summary["config"] = a.config;
@@ -548,6 +596,10 @@ int run(const Args& given) {
     io::write_json(out / "summary.json", r.summary);
     log << "measured: " << r.summary["measured"].dump() << "\n";
     log << "wrote " << (out / "summary.json").string() << "\n";
+  } catch (const std::bad_alloc&) {
+    throw;  // main reports what was being built
+  } catch (const std::length_error&) {
+    throw;
   } catch (const std::exception& e) {
     log << "cardiac: run failed: " << e.what() << "\n";
     std::cerr << "cardiac: run failed: " << e.what() << "\n";
@@ -556,21 +608,29 @@ int run(const Args& given) {
   return 0;
 }
 
-/// The checks of `cardiac validate` on a loaded config (overrides applied); also used by
-/// `cardiac batch` for every case of a manifest.
-void validate_document(config::Document& doc) {
+/// The checks of `cardiac validate` on a loaded config (overrides applied); returns the mesh part
+/// of a heart config.
+std::optional<pipeline::MeshConfig> checked_config(config::Document& doc) {
   if (pipeline::is_heart_config(doc)) {
     const pipeline::HeartConfig cfg = pipeline::parse_heart_config(doc);
     check_inputs(cfg.mesh);
-  } else {
-    pipeline::parse_run_config(doc);
+    return cfg.mesh;
   }
+  pipeline::parse_run_config(doc);
+  return std::nullopt;
 }
 
-int validate(const Args& a) {
+/// Also used by `cardiac batch` for every case of a manifest (without the memory estimate: the
+/// cases run elsewhere or side by side, and each `cardiac run` checks its own).
+void validate_document(config::Document& doc) { (void)checked_config(doc); }
+
+int validate(const Args& a, Stage& stage) {
+  stage.what = "validating " + a.config;
   auto doc = config::Document::load_file(a.config);
   for (const auto& o : a.overrides) doc->set_override(o);
-  validate_document(*doc);
+  if (const auto mesh = checked_config(*doc))
+    pipeline::check_mesh_memory(pipeline::estimate_mesh_memory(*mesh), *doc,
+                                double(imaging::available_memory_bytes()));
   std::cout << a.config << ": valid\n";
   return 0;
 }
@@ -592,7 +652,7 @@ int batch_command(const Args& a) {
 /// `cardiac figures RUN_DIR`: the figure script's exit status (1 when python/matplotlib is missing).
 int figures_command(const Args& a) { return figures::run_figure_script("run_figures.py", a.config, std::cout); }
 
-int phantom(const Args& a) {
+int phantom(const Args& a, Stage& stage) {
   phantoms::PhantomSpec spec;
   spec.voxel_size = a.voxel_size;
   spec.biventricular = a.config == "biv";
@@ -601,7 +661,13 @@ int phantom(const Args& a) {
     spec.rotation = Eigen::AngleAxisd(a.rotate[3] * std::numbers::pi / 180.0,
                                       Eigen::Vector3d(a.rotate[0], a.rotate[1], a.rotate[2]).normalized())
                         .toRotationMatrix();
+  const Eigen::Vector3d n = phantoms::phantom_grid_size(spec);
+  std::ostringstream what;
+  what << "building the phantom " << a.config << " at " << a.voxel_size << " mm (a grid of " << n.x() << " x " << n.y()
+       << " x " << n.z() << " voxels, about " << pipeline::bytes_text(n.prod() * pipeline::kPhantomBytesPerVoxel) << ")";
+  stage.what = what.str();
   const phantoms::Phantom ph = phantoms::make_phantom(spec);
+  stage.what = "writing the phantom images";
   const fs::path out(a.outdir);
   fs::create_directories(out);
   imaging::write_label_image(ph.labels, out / ("labels." + a.format));
@@ -613,16 +679,27 @@ int phantom(const Args& a) {
   return 0;
 }
 
+/// A failed allocation (std::bad_alloc, or std::length_error from a container asked for more than
+/// it can hold) anywhere: what was being built and how large, instead of a crash. Exit 1.
+int out_of_memory(const Stage& stage, const std::exception& e) {
+  std::cerr << "cardiac: out of memory (" << e.what() << ") while " << stage.what << "; "
+            << pipeline::bytes_text(double(imaging::available_memory_bytes()))
+            << " are available (MemAvailable, capped by the container's memory limit and by ulimit -v)\n"
+            << "cardiac: use a larger voxel or element size, or run where more memory is available\n";
+  return kExitFailed;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cardio::pipeline::choose_runtime_settings(argv);
   const Args a = parse_args(argc, argv);
+  Stage stage;
   try {
-    if (a.command == "validate") return validate(a);
+    if (a.command == "validate") return validate(a, stage);
     if (a.command == "batch") return batch_command(a);
     if (a.command == "collect") return pipeline::batch::collect({a.config, a.figures}, std::cout, std::cerr);
-    if (a.command == "phantom") return phantom(a);
+    if (a.command == "phantom") return phantom(a, stage);
     if (a.command == "figures") return figures_command(a);
     if (a.command == "bench") {
       bench::BenchOptions o;
@@ -635,7 +712,7 @@ int main(int argc, char** argv) {
       bench::run_bench(o, std::cout);
       return 0;
     }
-    return run(a);
+    return run(a, stage);
   } catch (const UsageError& e) {
     std::cerr << "cardiac: " << e.what() << "\n";
     return kExitUsage;
@@ -645,6 +722,10 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     std::cerr << "cardiac: " << e.what() << "\n";
     return a.command == "validate" ? kExitUsage : kExitFailed;
+  } catch (const std::bad_alloc& e) {
+    return out_of_memory(stage, e);
+  } catch (const std::length_error& e) {
+    return out_of_memory(stage, e);
   } catch (const std::exception& e) {
     std::cerr << "cardiac: unexpected error: " << e.what() << "\n";
     return kExitFailed;

@@ -24,6 +24,7 @@
 #include "cardio/phantoms/phantoms.hpp"
 #include "cardio/surfaces/projection.hpp"
 #include "cardio/surfaces/rasterize.hpp"
+#include "memory_estimate.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -84,7 +85,7 @@ Imported import_surface(const SurfaceParams& s) {
   o.endocardia.clear();
   for (const auto& [cls, name] : s.endocardia) o.endocardia.push_back({cls, name});
   // Memory guard: label volume + roles + meshing, from the surface's own voxel budget.
-  o.max_voxels = double(imaging::available_memory_bytes()) / 16.0;
+  o.max_voxels = double(imaging::available_memory_bytes()) / kSurfaceBytesPerVoxel;
   surfaces::RasterizedSurface r = surfaces::rasterize_surface(s.file, o);
   Imported im{std::move(r.labels), {}, {}, std::nullopt, std::move(r.patches), {}};
   json cav = json::object();
@@ -101,7 +102,7 @@ Imported import_surface(const SurfaceParams& s) {
 Imported import_image(const fs::path& file) {
   const imaging::ImageInfo info = imaging::read_image_info(file);
   // The label volume, its role copy and the roles' bookkeeping: about 10 bytes a voxel.
-  imaging::check_fits_in_memory(std::uint64_t(info.grid.n_voxels()) * 10,
+  imaging::check_fits_in_memory(std::uint64_t(double(info.grid.n_voxels()) * kMeshGridBytesPerVoxel),
                                 "reading " + file.string() + " (" + std::to_string(info.grid.n_voxels()) + " voxels)");
   Imported im{imaging::read_label_image(file), {}, {}, std::nullopt, {}, {}};
   im.source = {{"type", "image"}, {"file", file.string()}, {"grid", grid_json(im.labels.grid)}};
@@ -306,7 +307,7 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
     const double grid_scale = geo.element_size > 0 ? scale : 1.0;
     imaging::check_fits_in_memory(
         std::uint64_t(estimated_elements * double(meshing::kBytesPerElementEstimate) +
-                      double(import_grid.n_voxels()) * grid_scale * 10.0),
+                      double(import_grid.n_voxels()) * grid_scale * kMeshGridBytesPerVoxel),
         what.str());
   }
 

@@ -2,6 +2,7 @@
 // Exit codes (pipeline/main.cpp): 0 success, 1 the run failed, 2 bad usage or invalid config.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -431,6 +432,83 @@ TEST_F(CliTest, PhantomUsageErrors) {
   EXPECT_EQ(cardiac({"phantom", "lv"}).code, 2);
   EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--rotate", "0,0,0,30"}).code, 2);
   EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--format", "png"}).code, 2);
+}
+
+// --- memory (issue 14, item 5): estimated from the config before anything large is allocated ---
+
+// `cardiac args` under `ulimit -v kb` (address space in kB: allocations beyond it fail with
+// std::bad_alloc, and the memory guard counts it), and how long it took [s].
+static std::pair<Result, double> cardiac_limited(const fs::path& dir, long kb, const std::vector<std::string>& args) {
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on chains of string +.
+  std::string inner = "ulimit -v ";
+  inner += std::to_string(kb);
+  inner += " && exec ";
+  inner += shell_quote(CARDIAC_EXE);
+  for (const auto& a : args) {
+    inner += ' ';
+    inner += shell_quote(a);
+  }
+  std::string cmd = "cd ";
+  cmd += shell_quote(dir.string());
+  cmd += " && sh -c ";
+  cmd += shell_quote(inner);
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r = run_command(cmd, dir);
+  return {r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
+TEST_F(CliTest, TinyBoxVoxelIsRefusedAtOnceNamingTheKey) {
+  // It passed validate, then died in meshing with "cannot create std::vector larger than max_size()".
+  write("box.yaml",
+        "geometry:\n"                      // 1
+        "  source: box\n"                  // 2
+        "  box:\n"                         // 3
+        "    size: [10 mm, 1 mm, 1 mm]\n"  // 4
+        "    voxel_size: 1e-6 mm\n");      // 5
+  for (const char* command : {"validate", "run", "mesh"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Result r = std::string(command) == "validate" ? cardiac({command, "box.yaml"})
+                                                        : cardiac({command, "box.yaml", "-o", "out"});
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0) << command;
+    EXPECT_EQ(r.code, 2) << command << ": " << r.err;
+    EXPECT_HAS(r.err, "box.yaml:5");
+    EXPECT_HAS(r.err, "geometry.box.voxel_size: 1e-06 mm gives a grid of 10000000 x 1000000 x 1000000 voxels");
+    EXPECT_HAS(r.err, "GB of memory to mesh, more than the ");
+    EXPECT_HAS(r.err, " available");
+    EXPECT_EQ(r.err.find("max_size"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out())) << command << ": a refused config must not create OUTDIR";
+  }
+}
+
+TEST_F(CliTest, FinePhantomIsRefusedBeforeItIsBuilt) {
+  // 0.0500001 mm is inside the documented range: the phantom alone is 2.26 GB (33 s to build)
+  // before the old guard fired, and under ulimit -v it died with std::bad_alloc. Its mesh needs
+  // about 30 GB: refused under an 8 GB address space (a fixed limit, whatever the machine has).
+  const std::string set = "geometry.phantom.voxel_size=0.0500001 mm";
+  const fs::path config = fs::path(CARDIO_SOURCE_DIR) / "configs" / "lv_phantom.yaml";
+  for (const char* command : {"validate", "run"}) {
+    std::vector<std::string> args{command, config.string(), "--set", set};
+    if (std::string(command) == "run") args.insert(args.end(), {"-o", "out", "--no-figures"});
+    const auto [r, seconds] = cardiac_limited(m_dir, 8000000, args);
+    EXPECT_LT(seconds, 2.0) << command;
+    EXPECT_EQ(r.code, 2) << command << ": " << r.err;
+    EXPECT_HAS(r.err, "geometry.phantom.voxel_size: 0.0500001 mm gives a grid of 402 x 402 x 502 voxels");
+    EXPECT_HAS(r.err, "25.9 million elements, about 29.6 GB of memory to mesh, more than the ");
+    EXPECT_FALSE(fs::exists(out())) << command;
+  }
+}
+
+TEST_F(CliTest, FailedAllocationIsAMessageNotACrash) {
+  // `cardiac phantom` has no config to estimate from: at 0.02 mm its 1.3e9 voxels (35 GB) fail to
+  // allocate under a 4 GB address space. Top-level handler: what was being built, how large, exit 1.
+  const auto [r, seconds] = cardiac_limited(m_dir, 4000000, {"phantom", "lv", "-o", "ph", "--voxel-size", "0.02"});
+  EXPECT_EQ(r.code, 1) << r.err;  // not 134 (abort) or 137 (killed)
+  EXPECT_HAS(r.err, "cardiac: out of memory (std::bad_alloc) while building the phantom lv at 0.02 mm "
+                    "(a grid of 1002 x 1002 x 1252 voxels, about 35.2 GB); ");
+  EXPECT_HAS(r.err, " are available (MemAvailable, capped by the container's memory limit and by ulimit -v)");
+  EXPECT_EQ(r.err.find("terminate called"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_FALSE(fs::exists(m_dir / "ph" / "labels.nii.gz"));
 }
 
 // Bad input of the beating heart (issue 4): each a clear error naming the key or the file, a

@@ -339,6 +339,12 @@ std::map<std::string, TriangleSurface> source_patches(const Mesh& m, const Raste
   return out;
 }
 
+/// Voxels along one axis of the rasterisation grid: the surface extent at voxel size h plus the
+/// margin on both sides (a double: a tiny h gives a huge count, not an overflow).
+double grid_voxels(double extent, const RasterizeOptions& o) {
+  return std::ceil(extent / o.voxel_size_mm) + 2.0 * o.margin_voxels + 1;
+}
+
 void check_options(const RasterizeOptions& o) {
   if (!(o.voxel_size_mm > 0) || !std::isfinite(o.voxel_size_mm))
     CARDIO_FAIL("surface rasterisation: voxel size must be positive, got " << o.voxel_size_mm << " mm");
@@ -554,7 +560,7 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
   imaging::Grid grid;
   double n_est = 1;
   for (int a = 0; a < 3; ++a) {
-    const double n = std::ceil((box.max()[a] - box.min()[a]) / h) + 2.0 * o.margin_voxels + 1;
+    const double n = grid_voxels(box.max()[a] - box.min()[a], o);
     n_est *= n;
     if (!(n < double(INT_MAX)))
       CARDIO_FAIL("surface file " << file << ": grid of " << n << " voxels along axis " << a << " at " << h
@@ -633,6 +639,29 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
   }
   fill_inside(m.points, m.tris, r.labels, imaging::RoleVolume::kMyocardium, true);
   return r;
+}
+
+Eigen::Vector3d surface_grid_size(const fs::path& file, const RasterizeOptions& o) {
+  check_options(o);
+  vtkSmartPointer<vtkPolyData> pd = read_surface(file);
+  // The points of polygons and strips (rasterize_surface drops vertices, lines and unused points).
+  Eigen::AlignedBox3d box;
+  for (vtkCellArray* cells : {pd->GetPolys(), pd->GetStrips()}) {
+    if (cells == nullptr) continue;
+    cells->InitTraversal();
+    vtkIdType npts = 0;
+    const vtkIdType* pts = nullptr;
+    while (cells->GetNextCell(npts, pts))
+      for (vtkIdType a = 0; a < npts; ++a) {
+        Vec3 p;
+        pd->GetPoint(pts[a], p.data());
+        if (p.allFinite()) box.extend(p);
+      }
+  }
+  if (box.isEmpty()) CARDIO_FAIL("surface file " << file << " has no triangle with finite point coordinates");
+  Eigen::Vector3d n;
+  for (int a = 0; a < 3; ++a) n[a] = grid_voxels(box.max()[a] - box.min()[a], o);
+  return n;
 }
 
 }  // namespace cardio::surfaces

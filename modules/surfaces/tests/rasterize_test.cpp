@@ -332,6 +332,29 @@ TEST_F(SurfacesTest, SphereVolumeConvergesWithVoxelSize) {
   }
 }
 
+// The grid of a memory estimate from a config (pipeline/memory_estimate.hpp): the grid
+// rasterize_surface allocates, without allocating it; a tiny voxel size is a huge count, no overflow.
+TEST_F(SurfacesTest, GridSizeWithoutRasterizingIsTheRasterizedGrid) {
+  Surface s = uv_sphere(Vec3(1.3, -2.7, 0.4), 20, 64, 32);
+  auto pd = to_vtk(s);
+  add_int_array(pd->GetCellData(), "class", std::vector<int>(s.tris.size(), 2));
+  const fs::path f = m_dir / "sphere.vtp";
+  write_vtp(pd, f);
+  surf::RasterizeOptions o;
+  o.endocardia.clear();
+  for (double h : {2.0, 0.7}) {
+    o.voxel_size_mm = h;
+    const auto g = surf::rasterize_surface(f, o).labels.grid;
+    const Eigen::Vector3d n = surf::surface_grid_size(f, o);
+    for (int a = 0; a < 3; ++a) EXPECT_EQ(n[a], double(g.size[std::size_t(a)])) << "h " << h << " axis " << a;
+  }
+  o.voxel_size_mm = 1e-9;
+  const Eigen::Vector3d huge = surf::surface_grid_size(f, o);
+  EXPECT_GT(huge.prod(), 1e31);
+  EXPECT_TRUE(std::isfinite(huge.prod()));
+  EXPECT_THROW(surf::surface_grid_size(m_dir / "missing.vtp", o), cardio::Error);
+}
+
 TEST_F(SurfacesTest, ClosedEndocardiumNestedSpheresPointClassesAllFormats) {
   // Outer sphere = epicardium (2), inner closed sphere = LV endocardium (3), per-point classes: the
   // myocardium is the shell (even-odd) and the cavity the inner ball, no lid needed.

@@ -3,6 +3,7 @@
 /// Closed triangulated heart surfaces with patch labels (e.g. Cobiveco / Bai et al. shapes) turned
 /// into label volumes, so that surface data enters the same voxel pipeline as segmentations.
 /// VTK does the reading, point merging and voxelisation; it stays inside the sources.
+#include <Eigen/Core>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -63,5 +64,12 @@ struct RasterizedSurface {
 /// Throws cardio::Error naming the file for unreadable input, missing classes, open surfaces (with the
 /// boundary-edge count) and grids over the memory guard.
 RasterizedSurface rasterize_surface(const std::filesystem::path& file, const RasterizeOptions& options = {});
+
+/// Voxels along x, y, z of the grid rasterize_surface would allocate for `file` at the options' voxel
+/// size and margin, from the bounds of the points its triangles use (before merging points; merging
+/// moves them by at most the merge tolerance), without allocating the grid: for memory estimates
+/// from a config. Doubles: a tiny voxel size gives a huge count rather than an overflow.
+/// Throws cardio::Error naming the file as rasterize_surface does for unreadable input.
+Eigen::Vector3d surface_grid_size(const std::filesystem::path& file, const RasterizeOptions& options = {});
 
 }  // namespace cardio::surfaces
