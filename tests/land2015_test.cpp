@@ -69,8 +69,8 @@ double cavity_error(const Outcome& r, double published_mL) {
 TEST(Land2015, Problem2AtOneMillimetre) {
   // Sampled-axes element (F-bar), fitted boundary, kappa 2000 kPa. Published -26.61 (endocardial
   // apex), -28.28 (epicardial apex), cavity 10.734 mL. Issue 11 goals at 1 mm: apexes <= 5 %; the
-  // benchmark is incompressible: tissue volume change < 0.5 %. Measured: 1.8 %, 1.4 %, -0.8 %,
-  // -0.03 %.
+  // benchmark is incompressible: tissue volume change < 0.5 %. Measured (4 fitting passes): 0.95 %,
+  // 0.53 %, -1.8 %, -0.02 % (one pass: 1.8 %, 1.4 %, -0.8 %, -0.03 %).
   const Outcome r = run("land2015_problem2.yaml", {});
   EXPECT_LT(r.error("endocardial_apex"), 0.05);
   EXPECT_LT(r.error("epicardial_apex"), 0.05);
@@ -81,11 +81,11 @@ TEST(Land2015, Problem2AtOneMillimetre) {
 TEST(Land2015, Problem3AtOneMillimetre) {
   // Published -12.35 (endocardial apex), -15.45 (epicardial apex), cavity 1.796 mL. Issue 11
   // goals at 1 mm: endocardial apex <= 10 %, epicardial apex <= 5 %, cavity <= 3 %, tissue volume
-  // change < 0.5 %. Measured (sampled axes with F-bar, fitted, kappa 2000 kPa): 1.2 %, 6.8 %, +2.2 %, -0.47 %:
-  // the epicardial apex misses its goal (asserted at the measured level; docs/validation.md §11).
+  // change < 0.5 %. Measured (sampled axes with F-bar, fitted in 4 passes, kappa 2000 kPa): 4.5 %,
+  // 0.8 %, -1.2 %, -0.47 % (one fitting pass: 1.2 %, 6.8 %, +2.2 %; docs/validation.md §11).
   const Outcome r = run("land2015_problem3.yaml", {});
   EXPECT_LT(r.error("endocardial_apex"), 0.10);
-  EXPECT_LT(r.error("epicardial_apex"), 0.07);
+  EXPECT_LT(r.error("epicardial_apex"), 0.05);
   EXPECT_LT(cavity_error(r, 1.796), 0.03);
   EXPECT_LT(std::abs(r.summary["tissue_volume_change_percent"].get<double>()), 0.5);
 }

@@ -6,7 +6,9 @@
 /// boundary displacement spread by Laplacian relaxation, so the elements near the surface share
 /// the distortion. Every element keeps positive corner Jacobians: where a move would make one
 /// non-positive (or smaller than `min_jacobian_ratio` of its rest value), the displacements of
-/// that element's nodes are halved until it is valid. The elements become general hexahedra.
+/// that element's nodes are halved until it is valid. The whole is repeated `passes` times from the
+/// mesh the last pass left: the interior nodes one pass moved make room for the boundary nodes the
+/// limiting held back. The elements become general hexahedra.
 #include <Eigen/Core>
 #include <cstdint>
 #include <functional>
@@ -24,14 +26,17 @@ struct BoundaryFitOptions {
   int relaxation_sweeps = 20;       ///< Jacobi sweeps spreading the boundary displacement inwards
   double min_jacobian_ratio = 0.05; ///< smallest corner Jacobian allowed, relative to the voxel's
   double max_move_voxels = 1.0;     ///< a projection moving a node further is refused (not fitted)
+  /// Project, relax and limit this many times. Land problem 3 at 1 mm, epicardial apex: 6.8 % off
+  /// after one pass, 2.4 % after two, 0.8 % after four, 0.8 % after eight (meshing.md).
+  int passes = 4;
 };
 
 struct BoundaryFitReport {
   std::int64_t fitted_nodes = 0;     ///< boundary nodes moved onto their surface
   std::int64_t skipped_nodes = 0;    ///< on two fitted surfaces, or the projection moved too far
   std::int64_t relaxed_nodes = 0;    ///< interior nodes moved by the relaxation
-  std::int64_t limited_elements = 0; ///< elements whose node moves were scaled back to stay valid
-  double max_move_mm = 0, rms_move_mm = 0;  ///< of the fitted boundary nodes
+  std::int64_t limited_elements = 0; ///< elements whose node moves were scaled back in the last pass
+  double max_move_mm = 0, rms_move_mm = 0;  ///< of the fitted boundary nodes, all passes together
   double min_jacobian_ratio = 1;     ///< smallest corner Jacobian / rest value after fitting
 };
 
