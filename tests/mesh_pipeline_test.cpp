@@ -256,7 +256,7 @@ TEST_F(MeshPipeline, LabelImageIsFittedToItsSmoothedContours) {
             << 100 * ft << " %, staircase " << 100 * st << " %\n";
   EXPECT_LT(std::abs(fc), 0.01);
   // The tissue: the 1 mm label image itself holds 1.2 % too little (its staircase volume), and the
-  // smoothed contours keep the labels' volume, so the fitted mesh follows it (measured -0.84 %
+  // smoothed contours keep the labels' volume, so the fitted mesh follows it (measured -0.64 %
   // with two fitting passes, staircase -1.20 %).
   EXPECT_LT(std::abs(ft), 0.015);
   EXPECT_LE(std::abs(ft), std::abs(st));
