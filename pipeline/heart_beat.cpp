@@ -244,6 +244,11 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   }
   double& t = L.t;
   double& dt = L.dt;
+  // A frame per step would write gigabytes for a fraction of a beat (issue 14).
+  if (sim.output_interval < dt)
+    CARDIO_FAIL("simulation.output_interval: " << sim.output_interval << " ms is below the time step dt = " << dt
+                                               << " ms; frames are written at most once per step: give at least "
+                                               << dt << " ms (10 ms is the default)");
   if (log) *log << "beat: " << sim.beats << " beats to t = " << t_end << " ms, dt = " << dt << " ms" << std::endl;
 
   // --- outputs as we go ---

@@ -562,6 +562,16 @@ TEST_F(CliTest, ThreadsAboveTheCpusAreRefusedNamingTheLimit) {
   EXPECT_FALSE(fs::exists(m_dir / "b")) << "a refused batch must not create BATCH_DIR";
 }
 
+TEST_F(BeatBadInput, OutputIntervalBelowTheTimeStepIsRefused) {
+  // configs/lv_phantom.yaml at 1.5 mm: stable step about 0.1 ms; 1e-300 ms would write a frame
+  // every step (1.2 GB for 152 ms in issue 14's campaign).
+  Result r = run_default_with("  output_interval: 10 ms", "  output_interval: 1e-300 ms");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_HAS(r.err, "simulation.output_interval: 1e-300 ms is below the time step dt = ");
+  expect_no_results();
+  EXPECT_FALSE(fs::exists(out() / "frames" / "frame_00001.vtu"));
+}
+
 TEST_F(BeatBadInput, TimeStepAboveTheEstimateIsRefusedAndAForcedBlowUpIsNamed) {
   // configs/lv_phantom.yaml at 1.5 mm: stable step about 0.1 ms.
   Result r = run_default_with("  dt_safety: 0.7", "  dt_safety: 0.7\n  dt: 0.5 ms");
