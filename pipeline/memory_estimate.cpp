@@ -11,7 +11,7 @@
 #include "cardio/imaging/memory.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "cardio/phantoms/phantoms.hpp"
-#include "cardio/surfaces/rasterize.hpp"
+#include "surface_options.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -106,15 +106,7 @@ MemoryEstimate estimate_mesh_memory(const MeshConfig& cfg) {
     e.key = "geometry.labels";
     e.value = geo.labels_file.filename().string();
   } else {
-    surfaces::RasterizeOptions o;
-    o.voxel_size_mm = geo.surface.voxel_size;
-    o.merge_tolerance_mm = geo.surface.merge_tolerance;
-    o.class_array = geo.surface.class_array;
-    o.base_class = geo.surface.base_class;
-    o.epicardium_class = geo.surface.epicardium_class;
-    o.endocardia.clear();
-    for (const auto& [cls, name] : geo.surface.endocardia) o.endocardia.push_back({cls, name});
-    e.source_grid = surfaces::surface_grid_size(geo.surface.file, o);
+    e.source_grid = surfaces::surface_grid_size(geo.surface.file, rasterize_options(geo.surface));
     spacing.setConstant(geo.surface.voxel_size);
     source_bytes_per_voxel = kSurfaceBytesPerVoxel;
     e.key = "geometry.surface.voxel_size";

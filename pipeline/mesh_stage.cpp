@@ -25,6 +25,7 @@
 #include "cardio/surfaces/projection.hpp"
 #include "cardio/surfaces/rasterize.hpp"
 #include "memory_estimate.hpp"
+#include "surface_options.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -76,14 +77,7 @@ Imported import_box(const BoxParams& b) {
 }
 
 Imported import_surface(const SurfaceParams& s) {
-  surfaces::RasterizeOptions o;
-  o.voxel_size_mm = s.voxel_size;
-  o.merge_tolerance_mm = s.merge_tolerance;
-  o.class_array = s.class_array;
-  o.base_class = s.base_class;
-  o.epicardium_class = s.epicardium_class;
-  o.endocardia.clear();
-  for (const auto& [cls, name] : s.endocardia) o.endocardia.push_back({cls, name});
+  surfaces::RasterizeOptions o = rasterize_options(s);
   // Memory guard: label volume + roles + meshing, from the surface's own voxel budget.
   o.max_voxels = double(imaging::available_memory_bytes()) / kSurfaceBytesPerVoxel;
   surfaces::RasterizedSurface r = surfaces::rasterize_surface(s.file, o);
