@@ -53,7 +53,6 @@ bool NewtonSolver::Impl::factorise(const Sparse& sym, bool shift) {
     if (mu == 0) {
       cholmod.factorize(sym);
     } else {
-      ++shifted;
       Sparse shifted_matrix = sym;
       for (int i = 0; i < shifted_matrix.cols(); ++i) shifted_matrix.coeffRef(i, i) += mu * D[i];
       cholmod.factorize(shifted_matrix);
