@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config
-          libeigen3-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev
+          libeigen3-dev libxsimd-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev
           libvtk9-dev libinsighttoolkit5-dev zlib1g-dev
           libsuitesparse-dev libopenblas0-pthread   # CHOLMOD (Newton), optimised BLAS for it
           slurmctld slurmd slurm-client munge   # Slurm: tests/slurm (docs/slurm.md)

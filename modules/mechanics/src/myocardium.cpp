@@ -7,7 +7,53 @@
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 
+#include "sampled_axes_batch.hpp"
+
 namespace cardio::mechanics {
+namespace detail {
+
+/// The sampled-axes elements in SIMD blocks (sampled_axes_batch.hpp) and the loop that runs them.
+struct SampledElements {
+  std::vector<double> blocks;
+  std::vector<double> material_constants;  ///< kMaterialValues per law
+  SampledKernel kernel;
+
+  SampledElements(std::size_t n, const std::vector<GuccioneLaw>& laws)
+      : blocks((n + kBlockLanes - 1) / kBlockLanes * kBlockLanes * kBlockValues),
+        kernel(runnable_sampled_kernels().front()) {
+    for (const GuccioneLaw& m : laws)
+      material_constants.insert(material_constants.end(),
+                                {m.C, m.b_f, m.b_t, m.b_fs, m.bulk, m.damping_time, m.active.beta, m.active.gamma});
+  }
+  double& value(std::size_t e, int k) { return blocks[((e / kBlockLanes) * kBlockValues + k) * kBlockLanes + e % kBlockLanes]; }
+  double value(std::size_t e, int k) const {
+    return blocks[((e / kBlockLanes) * kBlockValues + k) * kBlockLanes + e % kBlockLanes];
+  }
+  void set(std::size_t e, const SampledElementData& d) {
+    for (int g = 0; g < kSamples; ++g) {
+      for (int k = 0; k < 9; ++k) value(e, 9 * g + k) = d.map[std::size_t(g)].data()[k];
+      value(e, kWeightOffset + g) = d.weight[std::size_t(g)];
+    }
+    value(e, kVolumeOffset) = d.volume;
+  }
+  SampledElementData get(std::size_t e) const {
+    SampledElementData d;
+    for (int g = 0; g < kSamples; ++g) {
+      for (int k = 0; k < 9; ++k) d.map[std::size_t(g)].data()[k] = value(e, 9 * g + k);
+      d.weight[std::size_t(g)] = value(e, kWeightOffset + g);
+    }
+    d.volume = value(e, kVolumeOffset);
+    return d;
+  }
+  /// Lanes past the last element repeat it, so that their (discarded) arithmetic stays finite.
+  void pad(std::size_t n) {
+    if (n == 0) return;
+    const SampledElementData last = get(n - 1);
+    for (std::size_t e = n; e < blocks.size() / kBlockValues; ++e) set(e, last);
+  }
+};
+
+}  // namespace detail
 
 GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind)
     : m_hexes(mesh.hexes), m_material(mesh.material), m_laws(std::move(laws)), m_kind(kind) {
@@ -24,7 +70,7 @@ GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> law
                                                            << m_laws.size() << " are defined");
   const bool sampled = kind == ElementKind::sampled_axes;
   if (sampled) {
-    m_sampled.resize(m_hexes.size());
+    m_sampled = std::make_unique<detail::SampledElements>(m_hexes.size(), m_laws);
   } else {
     m_data.resize(m_hexes.size());
     m_hg.resize(m_hexes.size());
@@ -36,7 +82,7 @@ GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> law
       if (sampled) {
         std::array<Eigen::Matrix3d, kSamples> frames;
         for (int g = 0; g < kSamples; ++g) frames[std::size_t(g)] = mesh.sample_frame(e, g);
-        m_sampled[std::size_t(e)] = sampled_element_data(X, frames);
+        m_sampled->set(std::size_t(e), sampled_element_data(X, frames));
       } else {
         Eigen::Matrix3d frame;
         frame << mesh.fibre.col(e), mesh.sheet.col(e), mesh.normal(e);
@@ -49,7 +95,33 @@ GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> law
   });
   for (std::size_t e = 0; e < errors.size(); ++e)
     if (!errors[e].empty()) CARDIO_FAIL("element " << e << ": " << errors[e]);
+  if (sampled) m_sampled->pad(m_hexes.size());
   m_schedule = schedule_elements(mesh);
+}
+
+GuccioneForces::~GuccioneForces() = default;
+
+std::string_view GuccioneForces::simd_isa() const { return m_sampled ? m_sampled->kernel.isa : ""; }
+
+void GuccioneForces::use_simd_isa(std::string_view isa) {
+  CARDIO_CHECK(m_sampled, "the one-point element has no SIMD loop");
+  for (const detail::SampledKernel& k : detail::runnable_sampled_kernels())
+    if (isa == k.isa) {
+      m_sampled->kernel = k;
+      return;
+    }
+  CARDIO_FAIL("this CPU cannot run the '" << isa << "' build of the sampled-axes loop");
+}
+
+std::vector<std::string> runnable_simd_isas() {
+  std::vector<std::string> names;
+  for (const detail::SampledKernel& k : detail::runnable_sampled_kernels()) names.emplace_back(k.isa);
+  return names;
+}
+
+SampledElementData GuccioneForces::sampled_element(std::int32_t e) const {
+  CARDIO_CHECK(m_sampled && e >= 0 && std::size_t(e) < m_hexes.size(), "no sampled-axes element " << e);
+  return m_sampled->get(std::size_t(e));
 }
 
 void GuccioneForces::set_active_tension(std::vector<double> Ta, std::vector<double> activation) {
@@ -70,12 +142,27 @@ double GuccioneForces::element_forces(std::int32_t e, const NodeMatrix& x, const
   const std::size_t i = std::size_t(e);
   const GuccioneLaw& law = m_laws[m_material[i]];
   const double Ta = m_Ta.empty() ? 0.0 : m_Ta[i], a = m_activation.empty() ? 0.0 : m_activation[i];
-  if (m_kind == ElementKind::sampled_axes) return sampled_element_forces(m_sampled[i], law, Ta, a, x, v, f);
+  if (m_kind == ElementKind::sampled_axes) return sampled_element_forces(m_sampled->get(i), law, Ta, a, x, v, f);
   return guccione_element_forces(m_data[i], &m_hg[i], law, Ta, a, x, v, f);
 }
 
 void GuccioneForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
   const bool with_v = v.cols() == x.cols() && max_damping_time() > 0;
+  if (m_sampled) {
+    detail::SampledBatchInput in;
+    in.x = x.data();
+    in.v = with_v ? v.data() : nullptr;
+    in.f = f.data();
+    in.hexes = m_hexes.data()->data();
+    in.n_elements = static_cast<std::int32_t>(m_hexes.size());
+    in.blocks = m_sampled->blocks.data();
+    in.material = m_material.data();
+    in.material_constants = m_sampled->material_constants.data();
+    in.Ta = m_Ta.empty() ? nullptr : m_Ta.data();
+    in.activation = m_activation.empty() ? nullptr : m_activation.data();
+    for_each_chunk(m_schedule, [&](std::int32_t begin, std::int32_t end) { m_sampled->kernel.run(in, begin, end); });
+    return;
+  }
   // The schedule makes the scatter race-free and its summation order thread-count independent.
   for_each_element(m_schedule, [&](std::int32_t e) {
     const Hex& hx = m_hexes[std::size_t(e)];
@@ -91,7 +178,7 @@ void GuccioneForces::element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x
   CARDIO_CHECK(m_kind == ElementKind::sampled_axes, "the one-point element has no tangent stiffness");
   const std::size_t i = std::size_t(e);
   const double Ta = m_Ta.empty() ? 0.0 : m_Ta[i], a = m_activation.empty() ? 0.0 : m_activation[i];
-  sampled_element_stiffness(m_sampled[i], m_laws[m_material[i]], Ta, a, gather(x, m_hexes[i]), K);
+  sampled_element_stiffness(m_sampled->get(i), m_laws[m_material[i]], Ta, a, gather(x, m_hexes[i]), K);
 }
 
 double GuccioneForces::energy(const Eigen::Matrix3Xd& x) const {

@@ -7,8 +7,6 @@
 #include <limits>
 
 #include "cardio/core/error.hpp"
-#include "element_axes.hpp"
-#include "guccione_terms.hpp"
 #include "sampled_axes_kernel.hpp"
 #include "trilinear.hpp"
 
@@ -43,67 +41,102 @@ SampledElementData sampled_element_data(const NodeMatrix& X, const std::array<Ei
     const Eigen::Matrix3d& R = frames[std::size_t(g)];
     CARDIO_CHECK((R.transpose() * R - Eigen::Matrix3d::Identity()).norm() < 1e-6 && R.determinant() > 0,
                  "the frame of sample " << g << " is not orthonormal and right-handed");
-    // W_g = R^T (dN/dX)^T with dN/dX = dN/dxi J0^-1.
-    d.W[std::size_t(g)] = R.transpose() * (dN * J0.inverse()).transpose();
+    d.map[std::size_t(g)] = J0.inverse() * R;
     d.weight[std::size_t(g)] = det;
     d.volume += det;
   }
   return d;
 }
 
-ElementDilatation sampled_element_dilatation(const SampledElementData& d, const NodeMatrix& x) {
-  ElementDilatation out;
-  double v = 0;
-  out.min_sample_J = INFINITY;
-  for (int g = 0; g < kSamples; ++g) {
-    const double J = detail::element_axes(d.W[std::size_t(g)], x).determinant();
-    out.min_sample_J = std::min(out.min_sample_J, J);
-    v += d.weight[std::size_t(g)] * J;
-  }
-  out.mean_J = v / d.volume;
-  return out;
-}
-
 namespace {
 
-// Viscous G = D (tau C_small : dE/dt) D for the metric rate N + N^T, N = A^T dA/dt (zero if rigid).
-Eigen::Matrix3d viscous_g(const detail::ActiveLaw& a, const Eigen::Matrix3d& N) {
-  Eigen::Matrix3d Edot, G;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) Edot(i, j) = 0.5 * (N(i, j) + N(j, i)) * a.ir[i] * a.ir[j];
-  const Eigen::Matrix3d S = (a.law.damping_time * a.C) * detail::half_dq(a.law, Edot);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) G(i, j) = S(i, j) * a.ir[i] * a.ir[j];
-  return G;
+template <class T>
+detail::ElementNodes<T> element_nodes(const NodeMatrix& x) {
+  detail::ElementNodes<T> n;
+  for (int j = 0; j < 8; ++j)
+    for (int i = 0; i < 3; ++i) n.c[i][j] = T(x(i, j));
+  return n;
+}
+
+detail::Mat3<double> small(const Eigen::Matrix3d& m) {
+  detail::Mat3<double> s;
+  for (int k = 0; k < 9; ++k) s.m[k] = m.data()[k];
+  return s;
+}
+
+// The element's constants and its law in the active state. The same formulas run on SIMD lanes in
+// sampled_axes_simd.hpp (load_constants).
+detail::SampledConstants<double> constants(const SampledElementData& e, const GuccioneLaw& law, double Ta,
+                                           double activation) {
+  detail::SampledConstants<double> d;
+  for (int g = 0; g < kSamples; ++g) {
+    d.map[g] = small(e.map[std::size_t(g)]);
+    d.weight[g] = e.weight[std::size_t(g)];
+  }
+  d.volume = e.volume;
+  const double shortening = 1 - law.active.beta * activation;
+  const double widening = std::sqrt(shortening);
+  const double C = law.C * (1 + law.active.gamma * activation);
+  d.law = {{1 / shortening, widening, widening}, C, Ta, law.b_f, law.b_t, law.b_fs, law.bulk, law.damping_time * C};
+  return d;
 }
 
 }  // namespace
 
-double sampled_element_forces(const SampledElementData& d, const GuccioneLaw& law, double Ta, double activation,
-                              const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) {
-  const detail::ActiveLaw active = detail::active_law(law, Ta, activation);
-  const bool viscous = v != nullptr && law.damping_time > 0 && active.C != 0;
-  return detail::sampled_energy_and_forces<double>(
-      d, active, law.bulk, x, f, [&](std::size_t g, const Eigen::Matrix3d& A, Eigen::Matrix3d& P) {
-        if (viscous) P += d.weight[g] * A * viscous_g(active, A.transpose() * detail::element_axes(d.W[g], *v));
-      });
+ElementDilatation sampled_element_dilatation(const SampledElementData& e, const NodeMatrix& x) {
+  const detail::ElementNodes<double> nodes = element_nodes<double>(x);
+  ElementDilatation out;
+  double v = 0;
+  out.min_sample_J = INFINITY;
+  for (int g = 0; g < kSamples; ++g) {
+    const double J = detail::determinant(detail::times(detail::reference_gradient(nodes, g), small(e.map[std::size_t(g)])));
+    out.min_sample_J = std::min(out.min_sample_J, J);
+    v += e.weight[std::size_t(g)] * J;
+  }
+  out.mean_J = v / e.volume;
+  return out;
 }
 
-void sampled_element_stiffness(const SampledElementData& d, const GuccioneLaw& law, double Ta, double activation,
+double sampled_element_forces(const SampledElementData& e, const GuccioneLaw& law, double Ta, double activation,
+                              const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) {
+  const detail::SampledConstants<double> d = constants(e, law, Ta, activation);
+  const detail::ElementNodes<double> nodes = element_nodes<double>(x);
+  detail::ElementNodes<double> velocities, forces = element_nodes<double>(NodeMatrix::Zero());
+  const bool viscous = v != nullptr && d.law.viscosity != 0;
+  if (viscous) velocities = element_nodes<double>(*v);
+  bool valid = true;
+  const double W = detail::sampled_kernel(d, nodes, viscous ? &velocities : nullptr, forces, valid);
+  // An inverted sample has no F-bar energy: NaN forces make the solvers restart at a smaller step
+  // (quasi-static) or stop with the inverted-element error (beat).
+  if (!valid) {
+    f.setConstant(std::numeric_limits<double>::quiet_NaN());
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  for (int j = 0; j < 8; ++j)
+    for (int i = 0; i < 3; ++i) f(i, j) += forces.c[i][j];
+  return W;
+}
+
+void sampled_element_stiffness(const SampledElementData& e, const GuccioneLaw& law, double Ta, double activation,
                                const NodeMatrix& x, ElementStiffness& K) {
   // Forward-mode automatic differentiation (Eigen AutoDiff) of the force kernel: one derivative
   // per nodal coordinate, K = -df/dx exact to rounding.
   using AD = Eigen::AutoDiffScalar<Eigen::Matrix<double, 24, 1>>;
-  detail::Nodes<AD> xa, fa;
+  detail::ElementNodes<AD> xa, fa;
   for (int j = 0; j < 8; ++j)
     for (int i = 0; i < 3; ++i) {
-      xa(i, j) = AD(x(i, j), 24, 3 * j + i);
-      fa(i, j) = AD(0.0, Eigen::Matrix<double, 24, 1>::Zero());
+      xa.c[i][j] = AD(x(i, j), 24, 3 * j + i);
+      fa.c[i][j] = AD(0.0, Eigen::Matrix<double, 24, 1>::Zero());
     }
-  const detail::ActiveLaw active = detail::active_law(law, Ta, activation);
-  detail::sampled_energy_and_forces<AD>(d, active, law.bulk, xa, fa, [](std::size_t, const detail::Mat3<AD>&, detail::Mat3<AD>&) {});
+  bool valid = true;
+  detail::sampled_kernel(constants(e, law, Ta, activation), xa, static_cast<const detail::ElementNodes<AD>*>(nullptr),
+                         fa, valid);
+  if (!valid) {
+    K.setConstant(std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
   for (int j = 0; j < 8; ++j)
-    for (int i = 0; i < 3; ++i) K.row(3 * j + i) = -fa(i, j).derivatives().transpose();
+    for (int i = 0; i < 3; ++i) K.row(3 * j + i) = -fa.c[i][j].derivatives().transpose();
 }
 
 }  // namespace cardio::mechanics

@@ -1,147 +1,198 @@
 #pragma once
 /// @file sampled_axes_kernel.hpp (private)
-/// The sampled-axes element's energy and nodal forces, templated on the scalar: `double` for the
-/// production kernel, Eigen's forward-mode AutoDiffScalar for the exact tangent stiffness
-/// (sampled_axes.cpp). The formulas are documented in sampled_axes.hpp and docs/calibration.md.
-#include <Eigen/Core>
-#include <array>
+/// The sampled-axes element's energy and nodal forces (formulas in sampled_axes.hpp), written once
+/// for any scalar T of the node positions and P of the element constants:
+///   - T = P = double: the reference kernel (sampled_element_forces);
+///   - T = AutoDiffScalar, P = double: the exact tangent (sampled_element_stiffness);
+///   - T = P = xsimd batch: one element per lane (sampled_axes_simd.hpp, the production loop).
+/// Header-only on purpose and free of Eigen: see small_matrix.hpp.
 #include <cmath>
-#include <limits>
-#include <type_traits>
+#include <utility>
 
-#include "cardio/mechanics/sampled_axes.hpp"
+#include "small_matrix.hpp"
 
 namespace cardio::mechanics::detail {
 
-template <class T>
-using Mat3 = Eigen::Matrix<T, 3, 3>;
-template <class T>
-using Nodes = Eigen::Matrix<T, 3, 8>;
+inline constexpr int kSampleCount = 8;
 
+/// The two transcendental functions of the kernel for a scalar type. The primary template serves
+/// Eigen's AutoDiffScalar (found by argument-dependent lookup); double is specialised below, the
+/// xsimd batches in sampled_axes_simd.hpp.
 template <class T>
-Mat3<T> axes_of(const Eigen::Matrix<double, 3, 8>& W, const Nodes<T>& x) {
-  Mat3<T> A = Mat3<T>::Zero();
-  for (int j = 0; j < 8; ++j)
-    for (int a = 0; a < 3; ++a) A.col(a) += W(a, j) * x.col(j);
-  return A;
-}
-
-// Cofactor matrix of A (d det A / dA): columns a_1 x a_2 etc.
-template <class T>
-Mat3<T> cofactor_of(const Mat3<T>& A) {
-  Mat3<T> c;
-  c.col(0) = A.col(1).cross(A.col(2));
-  c.col(1) = A.col(2).cross(A.col(0));
-  c.col(2) = A.col(0).cross(A.col(1));
-  return c;
-}
-
-template <class T>
-T exp_minus_one(const T& q) {
-  using std::exp;
-  if constexpr (std::is_same_v<T, double>) return std::expm1(q);
-  else return exp(q) - 1.0;
-}
-
-
-// The law of one element in its active state: the active-strain option (hyperelastic.hpp,
-// ActiveFibre) gives the elastic law the fibre rest length 1 - beta a and the cross-fibre ones
-// 1 / sqrt(1 - beta a): E_e = (D M D - I) / 2 with D = diag(ir).
-struct ActiveLaw {
-  const GuccioneLaw& law;
-  Eigen::Vector3d ir;
-  double C;   // stiffness with the gamma option [kPa]
-  double Ta;  // active fibre tension [kPa]
+struct ScalarMath {
+  static T exp_minus_one(const T& q) {
+    using std::exp;
+    return exp(q) - 1.0;
+  }
+  static T two_thirds_power(const T& r) {
+    using std::pow;
+    return pow(r, 2.0 / 3.0);
+  }
+};
+template <>
+struct ScalarMath<double> {
+  static double exp_minus_one(double q) { return std::expm1(q); }
+  static double two_thirds_power(double r) {
+    const double c = std::cbrt(r);
+    return c * c;
+  }
 };
 
-inline ActiveLaw active_law(const GuccioneLaw& law, double Ta, double activation) {
-  const double shortening = 1 - law.active.beta * activation;
-  const double widening = std::sqrt(shortening);
-  return {law, Eigen::Vector3d(1 / shortening, widening, widening), law.C * (1 + law.active.gamma * activation), Ta};
+/// dN_j/dxi_a at the 2x2x2 Gauss points, dN[g][j][a]: N_j = prod_a (1 + xi_a c_ja) / 8 with the
+/// VTK corner signs c_ja, sample g at xi = c_g / sqrt(3) (trilinear.hpp).
+struct GaussShapeDerivatives {
+  double dN[kSampleCount][8][3];
+};
+constexpr GaussShapeDerivatives gauss_shape_derivatives() {
+  constexpr int c[8][3] = {{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1},
+                           {-1, -1, 1},  {1, -1, 1},  {1, 1, 1},  {-1, 1, 1}};
+  constexpr double r = 0.57735026918962576451;  // 1 / sqrt(3)
+  GaussShapeDerivatives t{};
+  for (int g = 0; g < kSampleCount; ++g)
+    for (int j = 0; j < 8; ++j) {
+      double s[3];
+      for (int a = 0; a < 3; ++a) s[a] = 1 + c[j][a] * c[g][a] * r;
+      t.dN[g][j][0] = c[j][0] * s[1] * s[2] / 8;
+      t.dN[g][j][1] = c[j][1] * s[0] * s[2] / 8;
+      t.dN[g][j][2] = c[j][2] * s[0] * s[1] / 8;
+    }
+  return t;
 }
+inline constexpr GaussShapeDerivatives kGaussDN = gauss_shape_derivatives();
 
-// Energy density [kPa] at the (barred) metric M = A^T A; G = 2 dW/dM (w.r.t. the total axes):
-// G = D S D with S = dW/dE_e (Guccione et al. 1991; Q and S as in hyperelastic.hpp), plus Ta on
-// G_ff (potential Ta E_ff, Land et al. 2015 eq. 3).
+/// The law of one element in its active state, per element (or lane). The active-strain option
+/// (hyperelastic.hpp, ActiveFibre) gives the elastic law the fibre rest length 1 - beta a and the
+/// cross-fibre ones 1 / sqrt(1 - beta a): E_e = (D M D - I) / 2 with D = diag(ir).
+template <class P>
+struct SampleLaw {
+  P ir[3];      // inverse active rest lengths
+  P C;          // stiffness with the gamma option [kPa]
+  P Ta;         // active fibre tension [kPa]
+  P b_f, b_t, b_fs;
+  P bulk;       // kappa [kPa]
+  P viscosity;  // tau C [kPa ms] of the viscous stress (0: none)
+};
+
+/// The element's constants: A_g = (dx/dxi)(xi_g) map_g with map_g = (dX/dxi)^-1 R_g (R_g the
+/// sample's frame), Gauss weights w_g = det(dX/dxi)(xi_g) and V0 = sum_g w_g.
+template <class P>
+struct SampledConstants {
+  Mat3<P> map[kSampleCount];
+  P weight[kSampleCount];
+  P volume;
+  SampleLaw<P> law;
+};
+
+/// Node coordinates or forces: c[i][j] is coordinate i of node j (VTK order).
 template <class T>
-T energy_density(const ActiveLaw& a, const Mat3<T>& M, Mat3<T>& G) {
-  using std::exp;
-  const GuccioneLaw& m = a.law;
-  T W = T(0.0);
-  G.setZero();
-  if (a.C != 0) {
-    Mat3<T> E;
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) E(i, j) = 0.5 * (M(i, j) * a.ir[i] * a.ir[j] - (i == j ? 1.0 : 0.0));
-    const T Q = m.b_f * E(0, 0) * E(0, 0) + m.b_t * (E(1, 1) * E(1, 1) + E(2, 2) * E(2, 2) + 2 * E(1, 2) * E(1, 2)) +
-                2 * m.b_fs * (E(0, 1) * E(0, 1) + E(0, 2) * E(0, 2));
-    const T e_minus_one = exp_minus_one(Q);
-    W = 0.5 * a.C * e_minus_one;
-    const T c = a.C * (e_minus_one + 1.0);
-    // S = c (1/2) dQ/dE; G = D S D.
-    const double b[3][3] = {{m.b_f, m.b_fs, m.b_fs}, {m.b_fs, m.b_t, m.b_t}, {m.b_fs, m.b_t, m.b_t}};
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) G(i, j) = c * (b[i][j] * E(i, j)) * a.ir[i] * a.ir[j];
-  }
-  if (a.Ta != 0) {
-    W += a.Ta * 0.5 * (M(0, 0) - 1.0);
-    G(0, 0) += a.Ta;
-  }
-  return W;
+struct ElementNodes {
+  T c[3][8];
+};
+
+/// dx/dxi at sample g.
+template <class T>
+Mat3<T> reference_gradient(const ElementNodes<T>& x, int g) {
+  Mat3<T> F;
+  for (int i = 0; i < 3; ++i)
+    for (int a = 0; a < 3; ++a) {
+      T s = x.c[i][0] * kGaussDN.dN[g][0][a];
+      for (int j = 1; j < 8; ++j) s += x.c[i][j] * kGaussDN.dN[g][j][a];
+      F(i, a) = s;
+    }
+  return F;
 }
 
-/// Elastic energy of the element at x and, added into f, its nodal forces (sampled_axes.hpp);
-/// `viscous(g, A_g)` returns the viscous dW/dA_g of sample g (zero matrix if none). NaN energy and
-/// forces when a sample is inverted.
-template <class T, class Viscous>
-T sampled_energy_and_forces(const SampledElementData& d, const ActiveLaw& active, double bulk, const Nodes<T>& x,
-                            Nodes<T>& f, Viscous&& viscous) {
-  using std::pow;
-  std::array<Mat3<T>, kSamples> A;  // axes of every sample
-  std::array<T, kSamples> J;         // det F of every sample
+/// f_j -= sum_a H(:, a) dN_j/dxi_a (xi_g): the transpose of reference_gradient.
+template <class T>
+void subtract_reference_divergence(const Mat3<T>& H, int g, ElementNodes<T>& f) {
+  for (int j = 0; j < 8; ++j)
+    for (int i = 0; i < 3; ++i)
+      f.c[i][j] -= H(i, 0) * kGaussDN.dN[g][j][0] + H(i, 1) * kGaussDN.dN[g][j][1] + H(i, 2) * kGaussDN.dN[g][j][2];
+}
+
+/// Energy density [kPa] at the (barred) metric M = A^T A and G = 2 dW/dM (w.r.t. the total axes):
+/// G = D S D with S = dW/dE_e (Guccione et al. 1991, Q and S as in hyperelastic.hpp), plus Ta on
+/// G_ff (potential Ta E_ff, Land et al. 2015 eq. 3).
+template <class T, class P>
+T energy_density(const SampleLaw<P>& a, const Mat3<T>& M, Mat3<T>& G) {
+  const P moduli[3][3] = {{a.b_f, a.b_fs, a.b_fs}, {a.b_fs, a.b_t, a.b_t}, {a.b_fs, a.b_t, a.b_t}};
+  Mat3<T> E;
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i <= j; ++i) E(i, j) = E(j, i) = 0.5 * (M(i, j) * (a.ir[i] * a.ir[j]) - (i == j ? 1.0 : 0.0));
+  const T Q = a.b_f * (E(0, 0) * E(0, 0)) + a.b_t * (E(1, 1) * E(1, 1) + E(2, 2) * E(2, 2) + 2.0 * (E(1, 2) * E(1, 2))) +
+              2.0 * a.b_fs * (E(0, 1) * E(0, 1) + E(0, 2) * E(0, 2));
+  const T e_minus_one = ScalarMath<T>::exp_minus_one(Q);
+  const T c = a.C * (e_minus_one + 1.0);  // S = c (1/2) dQ/dE
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i <= j; ++i) G(i, j) = G(j, i) = c * (moduli[i][j] * (a.ir[i] * a.ir[j])) * E(i, j);
+  G(0, 0) += a.Ta;
+  return 0.5 * a.C * e_minus_one + a.Ta * (0.5 * (M(0, 0) - 1.0));
+}
+
+/// Viscous G = D (tau C_small : dE/dt) D for the metric rate N + N^T, N = A^T dA/dt.
+template <class T, class P>
+Mat3<T> viscous_g(const SampleLaw<P>& a, const Mat3<T>& N) {
+  const P moduli[3][3] = {{a.b_f, a.b_fs, a.b_fs}, {a.b_fs, a.b_t, a.b_t}, {a.b_fs, a.b_t, a.b_t}};
+  Mat3<T> G;
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i <= j; ++i) {
+      const P scale = a.ir[i] * a.ir[j];
+      G(i, j) = G(j, i) = (a.viscosity * moduli[i][j] * scale * scale) * (0.5 * (N(i, j) + N(j, i)));
+    }
+  return G;
+}
+
+/// Elastic energy of the element at x; adds its nodal forces -dW/dx into f and, with v, the
+/// viscous forces of the law's damping.
+/// `valid` is false (per lane) when a sample is inverted (J_g <= 0 or NaN): the caller then
+/// replaces energy and forces by NaN (an inverted sample has no F-bar energy).
+template <class T, class P, class Mask>
+T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const ElementNodes<T>* v, ElementNodes<T>& f,
+                 Mask& valid) {
+  Mat3<T> A[kSampleCount], cof[kSampleCount];
+  T J[kSampleCount];
   T volume = T(0.0);
-  bool inverted = false;
-  for (std::size_t g = 0; g < kSamples; ++g) {
-    A[g] = axes_of(d.W[g], x);
-    J[g] = A[g].determinant();
+  for (int g = 0; g < kSampleCount; ++g) {
+    A[g] = times(reference_gradient(x, g), d.map[g]);
+    J[g] = determinant(A[g]);
     volume += d.weight[g] * J[g];
-    inverted |= !(J[g] > 0.0);
-  }
-  // An inverted sample has no F-bar energy: NaN forces make the solvers restart at a smaller step
-  // (quasi-static) or stop with the inverted-element error (beat).
-  if (inverted) {
-    f.setConstant(T(std::numeric_limits<double>::quiet_NaN()));
-    return T(std::numeric_limits<double>::quiet_NaN());
+    valid = valid & (J[g] > T(0.0));
   }
   // Mean dilatation: W_vol = V0 kappa/2 (Jbar - 1)^2, dW_vol/dA_g = kappa (Jbar - 1) w_g cof(A_g).
   const T Jbar = volume / d.volume;
-  const T p = bulk * (Jbar - 1.0);
-  T W = 0.5 * d.volume * bulk * (Jbar - 1.0) * (Jbar - 1.0);
+  const T p = d.law.bulk * (Jbar - 1.0);
+  T W = 0.5 * d.volume * d.law.bulk * ((Jbar - 1.0) * (Jbar - 1.0));
 
   // F-bar (de Souza Neto et al. 1996, eq. 7): the law sees Fbar_g = (Jbar / J_g)^(1/3) F_g, i.e.
   // Mbar_g = s_g A_g^T A_g with s_g = (Jbar / J_g)^(2/3). ds_g = 2/3 s_g (dln Jbar - dln J_g) adds
   // beta_g (w_h cof A_h / v - delta_gh cof A_g / J_g) to dW/dA_h, beta_g = s_g/3 G_g : M_g.
-  std::array<Mat3<T>, kSamples> P;    // dW/dA_g without the dln Jbar term
-  std::array<Mat3<T>, kSamples> cof;  // cofactors, dJ_g/dA_g
-  T beta_sum = T(0.0);              // sum_g w_g beta_g
-  for (std::size_t g = 0; g < kSamples; ++g) {
-    const double w = d.weight[g];
-    const T s = pow(Jbar / J[g], 2.0 / 3.0);
-    const Mat3<T> M = A[g].transpose() * A[g];  // l_a . l_b (unit rest lengths)
-    const Mat3<T> sM = s * M;
-    Mat3<T> G;
-    W += w * energy_density(active, sM, G);
-    const T beta = s / 3.0 * G.cwiseProduct(M).sum();
-    beta_sum += w * beta;
-    cof[g] = cofactor_of(A[g]);
-    P[g] = w * (s * A[g] * G + (p - beta / J[g]) * cof[g]);
-    viscous(g, A[g], P[g]);
+  Mat3<T> P_[kSampleCount];  // dW/dA_g without the dln Jbar term
+  T beta_sum = T(0.0);       // sum_g w_g beta_g
+  for (int g = 0; g < kSampleCount; ++g) {
+    const T s = ScalarMath<T>::two_thirds_power(Jbar / J[g]);
+    const Mat3<T> M = transposed_times(A[g], A[g]);  // l_a . l_b (unit rest lengths)
+    Mat3<T> sM, G;
+    for (int k = 0; k < 9; ++k) sM.m[k] = s * M.m[k];
+    W += d.weight[g] * energy_density(d.law, sM, G);
+    const T beta = s / 3.0 * contract(G, M);
+    beta_sum += d.weight[g] * beta;
+    cof[g] = cofactor(A[g]);
+    if (v != nullptr) {  // viscous dW/dA_g = A_g G_visc, unbarred
+      const Mat3<T> N = transposed_times(A[g], times(reference_gradient(*v, g), d.map[g]));
+      const Mat3<T> Gv = viscous_g(d.law, N);
+      for (int k = 0; k < 9; ++k) G.m[k] = s * G.m[k] + Gv.m[k];
+    } else {
+      for (int k = 0; k < 9; ++k) G.m[k] = s * G.m[k];
+    }
+    const Mat3<T> AG = times(A[g], G);
+    const T c = p - beta / J[g];
+    for (int k = 0; k < 9; ++k) P_[g].m[k] = d.weight[g] * (AG.m[k] + c * cof[g].m[k]);
   }
-  for (std::size_t g = 0; g < kSamples; ++g) {
-    const Mat3<T> Pg = P[g] + ((d.weight[g] * beta_sum) / volume) * cof[g];
-    // Force on node j: -sum_a dW/dl_a W(a, j).
-    for (int j = 0; j < 8; ++j)
-      f.col(j) -= d.W[g](0, j) * Pg.col(0) + d.W[g](1, j) * Pg.col(1) + d.W[g](2, j) * Pg.col(2);
+  const T jbar_term = beta_sum / volume;
+  for (int g = 0; g < kSampleCount; ++g) {
+    for (int k = 0; k < 9; ++k) P_[g].m[k] += (d.weight[g] * jbar_term) * cof[g].m[k];
+    // dW/dx_j = sum_a dW/dl_a (map_g^T dN_j/dxi)_a: push P through map_g^T, then dN^T.
+    subtract_reference_divergence(times_transposed(P_[g], d.map[g]), g, f);
   }
   return W;
 }

@@ -66,7 +66,7 @@ TEST(SampledAxes, ZeroForceAndEnergyAtRest) {
   const SampledElementData d = sampled_element_data(X, random_frames(rng));
   NodeMatrix f = NodeMatrix::Zero();
   EXPECT_NEAR(sampled_element_forces(d, active_law(), 0, 0, X, nullptr, f), 0, 1e-14);
-  EXPECT_LT(f.norm(), 1e-13);
+  EXPECT_LT(f.norm(), 1e-12);  // rounding: the element's stiffness is about bulk * h^2 = 500 mN per unit strain
   // The rest volume is the exact volume of the trilinear hexahedron.
   EXPECT_NEAR(d.volume, hex_volume(X), 1e-12);
 }

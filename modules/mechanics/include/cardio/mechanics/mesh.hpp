@@ -101,7 +101,12 @@ struct ElementSchedule {
 };
 ElementSchedule schedule_elements(const HexMesh& mesh);
 
-/// Run body(e) over all elements with the schedule: race-free scatter into node arrays.
+/// Run body(begin, end) over the schedule's chunks of elements [begin, end): race-free scatter
+/// into node arrays. Chunks begin at multiples of 8 (SIMD blocks of elements never straddle two).
+template <class Body>
+void for_each_chunk(const ElementSchedule& s, Body&& body);
+
+/// Run body(e) over all elements with the schedule, each chunk in element order.
 template <class Body>
 void for_each_element(const ElementSchedule& s, Body&& body);
 
@@ -109,12 +114,19 @@ void for_each_element(const ElementSchedule& s, Body&& body);
 Eigen::VectorXd lumped_masses(const HexMesh& mesh, const std::vector<double>& density_per_material);
 
 template <class Body>
-void for_each_element(const ElementSchedule& s, Body&& body) {
+void for_each_chunk(const ElementSchedule& s, Body&& body) {
   for (const auto& colour : s.colours)
     parallel_for(static_cast<std::int64_t>(colour.size()), [&](std::int64_t k) {
       const std::int32_t c = colour[static_cast<std::size_t>(k)];
-      for (std::int32_t e = s.chunk_begin[c]; e < s.chunk_begin[c + 1]; ++e) body(e);
+      body(s.chunk_begin[c], s.chunk_begin[c + 1]);
     });
+}
+
+template <class Body>
+void for_each_element(const ElementSchedule& s, Body&& body) {
+  for_each_chunk(s, [&](std::int32_t begin, std::int32_t end) {
+    for (std::int32_t e = begin; e < end; ++e) body(e);
+  });
 }
 
 }  // namespace cardio::mechanics

@@ -5,6 +5,8 @@
 /// element with physical hourglass control (hyperelastic.hpp).
 #include <Eigen/Core>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +16,9 @@
 #include "cardio/mechanics/sampled_axes.hpp"
 
 namespace cardio::mechanics {
+namespace detail {
+struct SampledElements;
+}
 
 /// Which element carries the law (docs/calibration.md, "Which element").
 enum class ElementKind {
@@ -22,6 +27,9 @@ enum class ElementKind {
   one_point,     ///< the centre axes + physical hourglass control; voxel parallelepipeds only
 };
 
+/// The builds of the sampled-axes element loop this CPU can run, widest first (sampled_axes_batch.hpp).
+std::vector<std::string> runnable_simd_isas();
+
 /// The whole mesh of Guccione elements: one-point elements (voxel-like parallelepipeds, axes
 /// through the barycentre along the element frame) or sampled-axes elements (any hexahedron, the
 /// mesh's sample frames).
@@ -29,6 +37,7 @@ class GuccioneForces final : public InternalForces {
  public:
   /// laws[k] is the law of material index k of the mesh. The mesh is copied in part.
   GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind = ElementKind::one_point);
+  ~GuccioneForces() override;
 
   /// Active tension Ta [kPa] and activation a in [0, 1] per element, set by the caller before
   /// each force evaluation (an empty vector means zero everywhere). Not thread-safe against a
@@ -54,6 +63,15 @@ class GuccioneForces final : public InternalForces {
   bool has_stiffness() const override { return m_kind == ElementKind::sampled_axes; }
   void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const override;
 
+  /// Instruction set of the sampled-axes element loop, the widest the CPU runs ("avx512", "avx2"
+  /// or "baseline"); empty for the one-point element.
+  std::string_view simd_isa() const;
+  /// Run the loop built for `isa` instead (one of runnable_simd_isas()): for tests and benchmarks
+  /// that compare the builds. Throws cardio::Error for an instruction set this CPU cannot run.
+  void use_simd_isa(std::string_view isa);
+  /// Rest data of sampled-axes element e (a copy out of the SIMD blocks).
+  SampledElementData sampled_element(std::int32_t e) const;
+
   /// One-point element data (empty for sampled-axes elements).
   const std::vector<BCElementData>& elements() const { return m_data; }
   const std::vector<GuccioneLaw>& laws() const { return m_laws; }
@@ -68,7 +86,7 @@ class GuccioneForces final : public InternalForces {
   std::vector<std::uint16_t> m_material;
   std::vector<GuccioneLaw> m_laws;
   std::vector<GuccioneHourglass> m_hg;  ///< per element (one-point)
-  std::vector<SampledElementData> m_sampled;  ///< per element (sampled axes)
+  std::unique_ptr<detail::SampledElements> m_sampled;  ///< SIMD blocks (sampled axes)
   ElementKind m_kind = ElementKind::one_point;
   std::vector<double> m_Ta, m_activation;
   ElementSchedule m_schedule;

@@ -6,7 +6,7 @@
 ///
 /// The axis vectors of a sample are the derivatives of the element's trilinear map along the
 /// sample's frame: with F_g = sum_j x_j (x) dN_j/dX (xi_g) and the rest frame R_g = [f s n]_g,
-///   l_a(g) = F_g R_g e_a = sum_j W_g(a, j) x_j,   W_g = R_g^T (dN/dX)^T   (3 x 8, fixed at rest).
+///   [l_f l_s l_n](g) = F_g R_g = (dx/dxi)(xi_g) map_g,   map_g = (dX/dxi)^-1(xi_g) R_g   (fixed at rest).
 /// The centre sample (xi = 0) of a parallelepiped is the classical Bourguignon-Cani axis triple
 /// (unit rest lengths). The element is an F-bar element (de Souza Neto et al. 1996, Int. J. Solids
 /// Struct. 33:3277, eq. 7): the law at sample g sees Fbar_g = (Jbar / J_g)^(1/3) F_g. The energy is
@@ -41,9 +41,9 @@ Eigen::Matrix<double, 3, kSamples> sample_points(const NodeMatrix& X);
 
 /// Rest data of one element (fixed at rest).
 struct SampledElementData {
-  std::array<Eigen::Matrix<double, 3, 8>, kSamples> W;  ///< axis weights of sample g: l_a = sum_j W(a, j) x_j
-  std::array<double, kSamples> weight{};                ///< w_g = det(dX/dxi) at xi_g [mm^3] (Gauss weight 1)
-  double volume = 0;                                    ///< V0 = sum_g w_g [mm^3]
+  std::array<Eigen::Matrix3d, kSamples> map;  ///< [l_f l_s l_n](g) = (dx/dxi)(xi_g) map[g]
+  std::array<double, kSamples> weight{};      ///< w_g = det(dX/dxi) at xi_g [mm^3] (Gauss weight 1)
+  double volume = 0;                          ///< V0 = sum_g w_g [mm^3]
 };
 
 /// Element data for rest nodes X (VTK order) and the orthonormal right-handed frame [f s n] of

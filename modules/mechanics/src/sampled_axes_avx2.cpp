@@ -1,0 +1,11 @@
+// The sampled-axes loop for AVX2 with FMA (4 doubles per vector); compiled with -mavx2 -mfma and
+// called only when the CPU has both (sampled_axes_dispatch.cpp).
+#include "sampled_axes_simd.hpp"
+
+namespace cardio::mechanics::detail {
+
+void sampled_range_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
+  SampledLanes<xsimd::fma3<xsimd::avx2>>::run(in, begin, end);
+}
+
+}  // namespace cardio::mechanics::detail

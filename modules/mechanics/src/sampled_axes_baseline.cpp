@@ -1,0 +1,13 @@
+// The sampled-axes loop for the build's default instruction set (SSE2 on x86-64): runs anywhere
+// the rest of the program runs.
+#include "sampled_axes_simd.hpp"
+
+namespace cardio::mechanics::detail {
+
+void sampled_range_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
+  SampledLanes<xsimd::default_arch>::run(in, begin, end);
+}
+
+int baseline_lanes() { return SampledLanes<xsimd::default_arch>::L; }
+
+}  // namespace cardio::mechanics::detail

@@ -1,0 +1,58 @@
+#pragma once
+/// @file sampled_axes_batch.hpp (private)
+/// The production loop of the sampled-axes element: elements in SIMD lanes (sampled_axes_simd.hpp),
+/// one build of it per instruction set, the widest the CPU runs chosen at run time (the default
+/// build stays portable; docs/performance.md, "SIMD").
+///
+/// Element constants are stored in blocks of kBlockLanes elements, structure-of-arrays inside a
+/// block (value k of lane l at block[k * kBlockLanes + l]): 81 doubles, 648 bytes per element.
+#include <cstdint>
+#include <vector>
+
+namespace cardio::mechanics::detail {
+
+inline constexpr int kBlockLanes = 8;
+/// Per element: 8 maps of 9 values, 8 Gauss weights, the rest volume.
+inline constexpr int kBlockValues = 8 * 9 + 8 + 1;
+inline constexpr int kWeightOffset = 72;
+inline constexpr int kVolumeOffset = 80;
+
+/// Per material: the law's constants in this order.
+enum MaterialConstant { kC, kBf, kBt, kBfs, kBulk, kTau, kBeta, kGamma, kMaterialValues };
+
+/// Everything one pass over a range of elements reads and writes. Positions, velocities and
+/// forces are 3 x n_nodes column-major arrays (Eigen::Matrix3Xd storage).
+struct SampledBatchInput {
+  const double* x = nullptr;
+  const double* v = nullptr;  ///< null: no damping
+  double* f = nullptr;        ///< the forces are added
+  const std::int32_t* hexes = nullptr;  ///< 8 node indices per element
+  std::int32_t n_elements = 0;
+  const double* blocks = nullptr;  ///< ceil(n / kBlockLanes) blocks of kBlockValues x kBlockLanes
+  const std::uint16_t* material = nullptr;
+  const double* material_constants = nullptr;  ///< kMaterialValues per material
+  const double* Ta = nullptr;          ///< per element [kPa]; null: zero
+  const double* activation = nullptr;  ///< per element; null: zero
+};
+
+/// Adds the forces of elements [begin, end) into in.f, in element order (begin must be a multiple
+/// of kBlockLanes). An element with an inverted sample gets NaN forces.
+using SampledRangeKernel = void (*)(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+
+struct SampledKernel {
+  const char* isa = "";  ///< "avx512f", "avx2", or "baseline" (the build's default instruction set)
+  int lanes = 1;    ///< doubles per vector
+  SampledRangeKernel run = nullptr;
+};
+
+/// Every build of the loop this CPU can run, widest first.
+std::vector<SampledKernel> runnable_sampled_kernels();
+
+void sampled_range_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+#if defined(CARDIO_SIMD_X86)
+void sampled_range_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+void sampled_range_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+#endif
+int baseline_lanes();
+
+}  // namespace cardio::mechanics::detail

@@ -1,0 +1,116 @@
+#pragma once
+/// @file sampled_axes_simd.hpp (private)
+/// The sampled-axes loop with one element per SIMD lane, templated on the xsimd architecture.
+/// Included only by the sampled_axes_<isa>.cpp files, each compiled for its instruction set: code
+/// here must stay free of non-template inline functions on plain doubles (Eigen, std containers),
+/// or the linker could keep a wide-instruction copy of them for the whole program.
+///
+/// Each element's arithmetic is lane-local, so its forces are the same whichever lane or batch it
+/// lands in, and the scatter runs in element order: bit-identical at any thread count.
+#include <xsimd/xsimd.hpp>
+
+#include <cstdint>
+#include <limits>
+
+#include "sampled_axes_batch.hpp"
+#include "sampled_axes_kernel.hpp"
+
+namespace cardio::mechanics::detail {
+
+template <class Arch>
+struct ScalarMath<xsimd::batch<double, Arch>> {
+  using B = xsimd::batch<double, Arch>;
+  static B exp_minus_one(const B& q) { return xsimd::expm1(q); }
+  static B two_thirds_power(const B& r) {
+    const B c = xsimd::cbrt(r);
+    return c * c;
+  }
+};
+
+template <class Arch>
+struct SampledLanes {
+  using B = xsimd::batch<double, Arch>;
+  static constexpr int L = static_cast<int>(B::size);
+  static_assert(kBlockLanes % L == 0, "a vector must not straddle two element blocks");
+
+  /// Node values (positions or velocities) of the lanes' elements.
+  static void gather(const double* values, const std::int32_t* hexes, const std::int32_t (&element)[L],
+                     ElementNodes<B>& out) {
+    alignas(64) double lane[L];
+    for (int j = 0; j < 8; ++j)
+      for (int i = 0; i < 3; ++i) {
+        for (int l = 0; l < L; ++l) lane[l] = values[3 * std::int64_t(hexes[8 * std::int64_t(element[l]) + j]) + i];
+        out.c[i][j] = B::load_aligned(lane);
+      }
+  }
+
+  /// Per-lane value of a per-element or per-material array.
+  template <class Value>
+  static B per_lane(Value&& value) {
+    alignas(64) double lane[L];
+    for (int l = 0; l < L; ++l) lane[l] = value(l);
+    return B::load_aligned(lane);
+  }
+
+  /// The constants of the lanes' elements, their law in its active state (sampled_axes.cpp,
+  /// active_sample_law: the same formulas on lanes).
+  static void load_constants(const SampledBatchInput& in, std::int32_t first, const std::int32_t (&element)[L],
+                             SampledConstants<B>& d) {
+    const double* block = in.blocks + std::int64_t(first / kBlockLanes) * kBlockValues * kBlockLanes + first % kBlockLanes;
+    for (int g = 0; g < kSampleCount; ++g) {
+      for (int k = 0; k < 9; ++k) d.map[g].m[k] = B::load_unaligned(block + (9 * g + k) * kBlockLanes);
+      d.weight[g] = B::load_unaligned(block + (kWeightOffset + g) * kBlockLanes);
+    }
+    d.volume = B::load_unaligned(block + kVolumeOffset * kBlockLanes);
+    auto constant = [&](MaterialConstant c) {
+      return per_lane([&](int l) { return in.material_constants[in.material[element[l]] * kMaterialValues + c]; });
+    };
+    const B activation = in.activation ? per_lane([&](int l) { return in.activation[element[l]]; }) : B(0.0);
+    const B shortening = 1.0 - constant(kBeta) * activation;
+    const B widening = xsimd::sqrt(shortening);
+    SampleLaw<B>& a = d.law;
+    a.ir[0] = 1.0 / shortening;
+    a.ir[1] = a.ir[2] = widening;
+    a.C = constant(kC) * (1.0 + constant(kGamma) * activation);
+    a.Ta = in.Ta ? per_lane([&](int l) { return in.Ta[element[l]]; }) : B(0.0);
+    a.b_f = constant(kBf);
+    a.b_t = constant(kBt);
+    a.b_fs = constant(kBfs);
+    a.bulk = constant(kBulk);
+    a.viscosity = constant(kTau) * a.C;
+  }
+
+  /// Adds the forces of the first `count` lanes to in.f, element by element, node by node.
+  static void scatter(const SampledBatchInput& in, std::int32_t first, int count, const ElementNodes<B>& f) {
+    alignas(64) double lanes[3][8][L];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 8; ++j) f.c[i][j].store_aligned(lanes[i][j]);
+    for (int l = 0; l < count; ++l) {
+      const std::int32_t* hex = in.hexes + 8 * std::int64_t(first + l);
+      for (int j = 0; j < 8; ++j)
+        for (int i = 0; i < 3; ++i) in.f[3 * std::int64_t(hex[j]) + i] += lanes[i][j][l];
+    }
+  }
+
+  static void run(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
+    for (std::int32_t first = begin; first < end; first += L) {
+      std::int32_t element[L];  // lanes past the last element repeat it (computed, not scattered)
+      for (int l = 0; l < L; ++l) element[l] = first + l < in.n_elements ? first + l : in.n_elements - 1;
+      SampledConstants<B> d;
+      load_constants(in, first, element, d);
+      ElementNodes<B> x, v, f;
+      gather(in.x, in.hexes, element, x);
+      if (in.v) gather(in.v, in.hexes, element, v);
+      for (auto& row : f.c)
+        for (B& value : row) value = B(0.0);
+      typename B::batch_bool_type valid(true);
+      sampled_kernel(d, x, in.v ? &v : nullptr, f, valid);
+      const B nan(std::numeric_limits<double>::quiet_NaN());
+      for (auto& row : f.c)
+        for (B& value : row) value = xsimd::select(valid, value, nan);
+      scatter(in, first, end - first < L ? end - first : L, f);
+    }
+  }
+};
+
+}  // namespace cardio::mechanics::detail
