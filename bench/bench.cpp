@@ -48,7 +48,8 @@ double triad_bandwidth() {
 }
 
 // The internal forces of one element type on `mesh`, every term on (damping, active tension).
-std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, const mech::HexMesh& mesh) {
+std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, const std::string& isa,
+                                                  const mech::HexMesh& mesh) {
   if (element == "bourguignon_cani") {
     mech::BCCalibration cal;
     cal.damping_time = 0.01;
@@ -64,18 +65,22 @@ std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, co
   auto forces = std::make_unique<mech::GuccioneForces>(mesh, std::vector<mech::GuccioneLaw>{law}, kind);
   const auto n = std::size_t(mesh.n_elements());
   forces->set_active_tension(std::vector<double>(n, 60.0), std::vector<double>(n, 0.5));
+  if (!isa.empty()) forces->use_simd_isa(isa);
   return forces;
 }
 
 // One block of about `target` elements of one element type, timed at every thread count.
-void bench_case(const std::string& element, long target, const BenchOptions& o, std::ostream& out,
-                nlohmann::json& results) {
+void bench_case(const std::string& element, const std::string& isa, long target, const BenchOptions& o,
+                std::ostream& out, nlohmann::json& results) {
   const int n = std::max(1, static_cast<int>(std::lround(std::cbrt(static_cast<double>(target)))));
   const double bytes0 = allocated_bytes();
   mech::FibreField ff;
   ff.kind = mech::FibreField::Kind::random;
   const mech::HexMesh mesh = mech::make_block({n, n, n, 1.0, Eigen::Vector3d::Zero()}, ff);
-  mech::MassSpringSystem sys(mesh, make_forces(element, mesh), mech::lumped_masses(mesh, {1.06}));
+  auto model = make_forces(element, isa, mesh);
+  const auto* guccione = dynamic_cast<const mech::GuccioneForces*>(model.get());
+  const std::string simd = guccione ? std::string(guccione->simd_isa()) : "";
+  mech::MassSpringSystem sys(mesh, std::move(model), mech::lumped_masses(mesh, {1.06}));
   mech::NodeState s = sys.rest_state(0);
   // A small random perturbation so no spring sits exactly at rest.
   for (Eigen::Index i = 0; i < s.x.cols(); ++i) s.x.col(i) += 1e-3 * Eigen::Vector3d(std::sin(1.0 * i), std::cos(2.0 * i), std::sin(3.0 * i));
@@ -98,7 +103,7 @@ void bench_case(const std::string& element, long target, const BenchOptions& o, 
     const double ups = static_cast<double>(mesh.n_elements()) * steps / elapsed;
     out << std::setw(24) << element << std::setw(10) << mesh.n_elements() << std::setw(9) << t << std::setw(12) << steps
         << std::setw(14) << std::setprecision(1) << 1e9 / ups << std::setw(16) << std::setprecision(2) << ups / 1e6
-        << std::setw(14) << std::setprecision(0) << bytes_per_element << "\n";
+        << std::setw(14) << std::setprecision(0) << bytes_per_element << std::setw(10) << simd << "\n";
     results.push_back({{"element", element},
                        {"heart_default", element == bench_element("heart")},
                        {"elements", mesh.n_elements()},
@@ -108,7 +113,8 @@ void bench_case(const std::string& element, long target, const BenchOptions& o, 
                        {"seconds", elapsed},
                        {"element_updates_per_second", ups},
                        {"ns_per_element_update", 1e9 / ups},
-                       {"bytes_per_element", bytes_per_element}});
+                       {"bytes_per_element", bytes_per_element},
+                       {"simd_isa", simd}});
   }
 }
 
@@ -137,9 +143,15 @@ void run_bench(const BenchOptions& o, std::ostream& out) {
         << bandwidth[std::to_string(t)].get<double>() << " GB/s\n";
   }
   out << "\n" << std::setw(24) << "element" << std::setw(10) << "elements" << std::setw(9) << "threads" << std::setw(12)
-      << "steps" << std::setw(14) << "ns/element" << std::setw(16) << "Mupdates/s" << std::setw(14) << "bytes/elem" << "\n";
-  for (const std::string& element : o.elements)
-    for (long target : o.sizes) bench_case(bench_element(element), target, o, out, results);
+      << "steps" << std::setw(14) << "ns/element" << std::setw(16) << "Mupdates/s" << std::setw(14) << "bytes/elem"
+      << std::setw(10) << "simd" << "\n";
+  for (const std::string& name : o.elements) {
+    const std::string element = bench_element(name);
+    std::vector<std::string> isas{""};  // the widest build
+    if (element == "sampled_axes" && o.all_isas) isas = mech::runnable_simd_isas();
+    for (const std::string& isa : isas)
+      for (long target : o.sizes) bench_case(element, isa, target, o, out, results);
+  }
   if (!o.json_path.empty()) {
     nlohmann::json doc{{"benchmark", "element_step"},
                        {"description", "force evaluation of every element (all terms, damping on, random frames; Guccione with "

@@ -78,7 +78,7 @@ Usage:
   cardiac collect BATCH_DIR [--no-figures]
   cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
                   [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
-  cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--element E1,E2,...] [--seconds S] [--json FILE]
+  cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--element E1,E2,...] [--seconds S] [--isa all] [--json FILE]
   cardiac figures RUN_DIR
   cardiac --help | --version
 
@@ -102,7 +102,7 @@ collect   Merge BATCH_DIR/*/summary.json into BATCH_DIR/cohort.csv (one row per 
 bench     Time force evaluation + one Verlet step on voxel blocks, per element type
           (--element heart|sampled_axes|one_point|bourguignon_cani|baudet, or a list; default all
           four; heart = sampled_axes, the element hearts use; default sizes 1e3,1e4,1e5,1e6
-          elements at 1 and 2 threads).
+          elements at 1 and 2 threads; --isa all: sampled_axes once per SIMD build the CPU runs).
 figures   Draw RUN_DIR/figures/*.png + *.pdf (PV loops, regional strain, bull's-eyes, J, 3-D view)
           with scripts/figures/run_figures.py and /usr/bin/python3 (docs/figures.md).
 
@@ -121,6 +121,7 @@ struct Args {
   std::vector<std::string> elements;
   std::vector<int> thread_list;
   double seconds = 1.0;
+  bool all_isas = false;
   std::string json;
   // phantom
   double voxel_size = 1.0;
@@ -223,6 +224,9 @@ Args parse_args(int argc, char** argv) {
       const auto secs = parse_list<double>(value(), "--seconds");
       if (secs.size() != 1) usage_error("--seconds takes one number");
       a.seconds = secs[0];
+    } else if (s == "--isa") {
+      if (value() != "all") usage_error("--isa: expected all (default: the widest SIMD build only)");
+      a.all_isas = true;
     } else if (s == "--json") {
       a.json = value();
     } else if (s == "--voxel-size") {
@@ -708,6 +712,7 @@ int main(int argc, char** argv) {
       std::erase_if(o.threads, [](int t) { return t > available_cpus(); });  // the default {1, 2} on one CPU
       if (!a.elements.empty()) o.elements = a.elements;
       o.seconds = a.seconds;
+      o.all_isas = a.all_isas;
       o.json_path = a.json;
       bench::run_bench(o, std::cout);
       return 0;

@@ -38,27 +38,86 @@ struct ScalarMath<double> {
   }
 };
 
-/// dN_j/dxi_a at the 2x2x2 Gauss points, dN[g][j][a]: N_j = prod_a (1 + xi_a c_ja) / 8 with the
-/// VTK corner signs c_ja, sample g at xi = c_g / sqrt(3) (trilinear.hpp).
-struct GaussShapeDerivatives {
-  double dN[kSampleCount][8][3];
+/// Node coordinates or forces: c[i][j] is coordinate i of node j (VTK order).
+template <class T>
+struct ElementNodes {
+  T c[3][8];
 };
-constexpr GaussShapeDerivatives gauss_shape_derivatives() {
+
+/// The hexahedron's 12 edges, 4 along each reference direction a: edge k of direction a runs from
+/// node kEdge[a][k][0] to node kEdge[a][k][1] (VTK order; mesh.hpp), i.e. from corner sign -1 to +1.
+inline constexpr int kEdge[3][4][2] = {{{0, 1}, {3, 2}, {4, 5}, {7, 6}},
+                                       {{0, 3}, {1, 2}, {4, 7}, {5, 6}},
+                                       {{0, 4}, {1, 5}, {2, 6}, {3, 7}}};
+
+/// dx/dxi_a at xi is a bilinear blend of the 4 edges along a: sum_k (1 + s xi_b)(1 + t xi_c) / 8
+/// times edge k, (s, t) the edge's corner signs across a. kEdgeWeight.w[g][a][k] is that weight at
+/// Gauss point g (xi = corner sign of node g / sqrt(3); trilinear.hpp).
+struct EdgeWeights {
+  double w[8][3][4];
+};
+constexpr EdgeWeights edge_weights() {
   constexpr int c[8][3] = {{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1},
                            {-1, -1, 1},  {1, -1, 1},  {1, 1, 1},  {-1, 1, 1}};
   constexpr double r = 0.57735026918962576451;  // 1 / sqrt(3)
-  GaussShapeDerivatives t{};
-  for (int g = 0; g < kSampleCount; ++g)
-    for (int j = 0; j < 8; ++j) {
-      double s[3];
-      for (int a = 0; a < 3; ++a) s[a] = 1 + c[j][a] * c[g][a] * r;
-      t.dN[g][j][0] = c[j][0] * s[1] * s[2] / 8;
-      t.dN[g][j][1] = c[j][1] * s[0] * s[2] / 8;
-      t.dN[g][j][2] = c[j][2] * s[0] * s[1] / 8;
-    }
+  EdgeWeights t{};
+  for (int g = 0; g < 8; ++g)
+    for (int a = 0; a < 3; ++a)
+      for (int k = 0; k < 4; ++k) {
+        const int n = kEdge[a][k][0], b = (a + 1) % 3, e = (a + 2) % 3;
+        t.w[g][a][k] = (1 + c[n][b] * c[g][b] * r) * (1 + c[n][e] * c[g][e] * r) / 8;
+      }
   return t;
 }
-inline constexpr GaussShapeDerivatives kGaussDN = gauss_shape_derivatives();
+inline constexpr EdgeWeights kEdgeWeight = edge_weights();
+
+/// Edge vectors of an element (positions, velocities) or edge forces: v[a][k][i] is coordinate i
+/// of edge k along direction a.
+template <class T>
+struct ElementEdges {
+  T v[3][4][3];
+};
+
+template <class T>
+ElementEdges<T> element_edges(const ElementNodes<T>& x) {
+  ElementEdges<T> e;
+  for (int a = 0; a < 3; ++a)
+    for (int k = 0; k < 4; ++k)
+      for (int i = 0; i < 3; ++i) e.v[a][k][i] = x.c[i][kEdge[a][k][1]] - x.c[i][kEdge[a][k][0]];
+  return e;
+}
+
+/// dx/dxi at sample g.
+template <class T>
+Mat3<T> reference_gradient(const ElementEdges<T>& e, int g) {
+  Mat3<T> F;
+  for (int a = 0; a < 3; ++a) {
+    const double(&w)[4] = kEdgeWeight.w[g][a];
+    for (int i = 0; i < 3; ++i) F(i, a) = w[0] * e.v[a][0][i] + w[1] * e.v[a][1][i] + w[2] * e.v[a][2][i] + w[3] * e.v[a][3][i];
+  }
+  return F;
+}
+
+/// The transpose of reference_gradient: edge forces += the work-conjugate of H = dW/d(dx/dxi).
+template <class T>
+void add_reference_divergence(const Mat3<T>& H, int g, ElementEdges<T>& edge_force) {
+  for (int a = 0; a < 3; ++a)
+    for (int k = 0; k < 4; ++k) {
+      const double w = kEdgeWeight.w[g][a][k];
+      for (int i = 0; i < 3; ++i) edge_force.v[a][k][i] += w * H(i, a);
+    }
+}
+
+/// Nodal forces of the edge forces G = dW/d(edge): f_end -= G, f_start += G.
+template <class T>
+void subtract_edge_forces(const ElementEdges<T>& G, ElementNodes<T>& f) {
+  for (int a = 0; a < 3; ++a)
+    for (int k = 0; k < 4; ++k)
+      for (int i = 0; i < 3; ++i) {
+        f.c[i][kEdge[a][k][1]] -= G.v[a][k][i];
+        f.c[i][kEdge[a][k][0]] += G.v[a][k][i];
+      }
+}
 
 /// The law of one element in its active state, per element (or lane). The active-strain option
 /// (hyperelastic.hpp, ActiveFibre) gives the elastic law the fibre rest length 1 - beta a and the
@@ -82,33 +141,6 @@ struct SampledConstants {
   P volume;
   SampleLaw<P> law;
 };
-
-/// Node coordinates or forces: c[i][j] is coordinate i of node j (VTK order).
-template <class T>
-struct ElementNodes {
-  T c[3][8];
-};
-
-/// dx/dxi at sample g.
-template <class T>
-Mat3<T> reference_gradient(const ElementNodes<T>& x, int g) {
-  Mat3<T> F;
-  for (int i = 0; i < 3; ++i)
-    for (int a = 0; a < 3; ++a) {
-      T s = x.c[i][0] * kGaussDN.dN[g][0][a];
-      for (int j = 1; j < 8; ++j) s += x.c[i][j] * kGaussDN.dN[g][j][a];
-      F(i, a) = s;
-    }
-  return F;
-}
-
-/// f_j -= sum_a H(:, a) dN_j/dxi_a (xi_g): the transpose of reference_gradient.
-template <class T>
-void subtract_reference_divergence(const Mat3<T>& H, int g, ElementNodes<T>& f) {
-  for (int j = 0; j < 8; ++j)
-    for (int i = 0; i < 3; ++i)
-      f.c[i][j] -= H(i, 0) * kGaussDN.dN[g][j][0] + H(i, 1) * kGaussDN.dN[g][j][1] + H(i, 2) * kGaussDN.dN[g][j][2];
-}
 
 /// Energy density [kPa] at the (barred) metric M = A^T A and G = 2 dW/dM (w.r.t. the total axes):
 /// G = D S D with S = dW/dE_e (Guccione et al. 1991, Q and S as in hyperelastic.hpp), plus Ta on
@@ -152,8 +184,9 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
   Mat3<T> A[kSampleCount], cof[kSampleCount];
   T J[kSampleCount];
   T volume = T(0.0);
+  const ElementEdges<T> edges = element_edges(x);
   for (int g = 0; g < kSampleCount; ++g) {
-    A[g] = times(reference_gradient(x, g), d.map[g]);
+    A[g] = times(reference_gradient(edges, g), d.map[g]);
     J[g] = determinant(A[g]);
     volume += d.weight[g] * J[g];
     valid = valid & (J[g] > T(0.0));
@@ -167,6 +200,7 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
   // Mbar_g = s_g A_g^T A_g with s_g = (Jbar / J_g)^(2/3). ds_g = 2/3 s_g (dln Jbar - dln J_g) adds
   // beta_g (w_h cof A_h / v - delta_gh cof A_g / J_g) to dW/dA_h, beta_g = s_g/3 G_g : M_g.
   Mat3<T> P_[kSampleCount];  // dW/dA_g without the dln Jbar term
+  ElementEdges<T> rate_edges;
   T beta_sum = T(0.0);       // sum_g w_g beta_g
   for (int g = 0; g < kSampleCount; ++g) {
     const T s = ScalarMath<T>::two_thirds_power(Jbar / J[g]);
@@ -178,7 +212,8 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
     beta_sum += d.weight[g] * beta;
     cof[g] = cofactor(A[g]);
     if (v != nullptr) {  // viscous dW/dA_g = A_g G_visc, unbarred
-      const Mat3<T> N = transposed_times(A[g], times(reference_gradient(*v, g), d.map[g]));
+      if (g == 0) rate_edges = element_edges(*v);
+      const Mat3<T> N = transposed_times(A[g], times(reference_gradient(rate_edges, g), d.map[g]));
       const Mat3<T> Gv = viscous_g(d.law, N);
       for (int k = 0; k < 9; ++k) G.m[k] = s * G.m[k] + Gv.m[k];
     } else {
@@ -189,11 +224,16 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
     for (int k = 0; k < 9; ++k) P_[g].m[k] = d.weight[g] * (AG.m[k] + c * cof[g].m[k]);
   }
   const T jbar_term = beta_sum / volume;
+  ElementEdges<T> edge_force;  // dW/d(edge vectors)
+  for (auto& direction : edge_force.v)
+    for (auto& edge : direction)
+      for (T& value : edge) value = T(0.0);
   for (int g = 0; g < kSampleCount; ++g) {
     for (int k = 0; k < 9; ++k) P_[g].m[k] += (d.weight[g] * jbar_term) * cof[g].m[k];
-    // dW/dx_j = sum_a dW/dl_a (map_g^T dN_j/dxi)_a: push P through map_g^T, then dN^T.
-    subtract_reference_divergence(times_transposed(P_[g], d.map[g]), g, f);
+    // dW/d(dx/dxi) = dW/dA_g map_g^T, then through the edges to the nodes.
+    add_reference_divergence(times_transposed(P_[g], d.map[g]), g, edge_force);
   }
+  subtract_edge_forces(edge_force, f);
   return W;
 }
 
