@@ -87,6 +87,10 @@ BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   // Damping acts on the nodal velocities (in the loop), not through the stiffness:
   // stiffness-proportional damping would shrink the explicit time step by the factor w tau.
   setup.model = build_heart_model(sim, m, sim.mass_scaling);
+  if (const auto& s = setup.model.selective_mass; s && log)
+    *log << "selective mass scaling: " << s->scaled_elements << " elements, +" << 100 * s->added_mass_fraction
+         << " % mass (largest element x" << s->largest_element_factor << "); largest element frequency bound "
+         << s->bound_frequency_before << " -> " << s->bound_frequency_after << " 1/ms\n";
   for (const auto& c : sim.circulation) {
     const auto it = std::find_if(m.cavities.begin(), m.cavities.end(), [&](const auto& s) { return s.name == c.name; });
     if (it == m.cavities.end()) CARDIO_FAIL("circulation: no cavity named '" << c.name << "' in the mesh");
@@ -463,6 +467,12 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
                  {"resumed", options.resume},
                  {"simulate_time_s", options.resume ? compute_s() : std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count()}};
   if (!incomplete.empty()) out.summary["incomplete_reason"] = incomplete;
+  if (const auto& sm = setup.model.selective_mass)
+    out.summary["selective_mass_scaling"] = {{"scaled_elements", sm->scaled_elements},
+                                             {"added_mass_fraction", sm->added_mass_fraction},
+                                             {"largest_element_factor", sm->largest_element_factor},
+                                             {"element_bound_before_per_ms", sm->bound_frequency_before},
+                                             {"element_bound_after_per_ms", sm->bound_frequency_after}};
   out.activation_time = t_rel;
   out.active_tension = Ta;
   out.state = std::move(s);

@@ -203,7 +203,7 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));
     parse_static_solver(sim, h);
     for (const char* k : {"first_onset", "period", "beats", "dt", "force_dt", "dt_safety", "output_interval", "damping_time",
-                          "mass_scaling", "checkpoint_interval"})
+                          "mass_scaling", "selective_mass_scaling", "checkpoint_interval"})
       sim.reject_if_present(k, "used with mode: beat only");
     for (const char* k : {"activation", "circulation", "analysis"}) root.reject_if_present(k, "used with simulation.mode: beat only");
   } else {
@@ -219,6 +219,7 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
     h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());
     h.mass_scaling = sim.number("mass_scaling", 1.0, Range::closed(1, 1e6));
+    h.selective_mass_scaling = sim.number("selective_mass_scaling", 0.0, Range::closed(0, 0.5));
     root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
     h.activation = parse_activation(root.child("activation"), h.period, base);
     h.circulation = parse_circulation(root.child("circulation"), h);

@@ -108,6 +108,9 @@ struct HeartSimulation {
   double dt_safety = 0.5;
   double output_interval = 10;           ///< [ms] between frames
   double damping_time = 10;              ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)
+  /// Added-mass budget of selective mass scaling (mass_scaling.hpp): at most this fraction of the
+  /// tissue mass goes to the elements that limit the explicit step; 0 = off.
+  double selective_mass_scaling = 0;
   double mass_scaling = 1;               ///< nodal masses x this (explicit step x sqrt of it; inertia is small in a heart beat)
   // quasi-static mode
   int load_steps = 10;

@@ -143,7 +143,16 @@ HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMes
       mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law), sim.material.element);
   HeartModel model;
   model.myocardium = forces.get();
-  model.system = std::make_unique<mechanics::MassSpringSystem>(mesh, std::move(forces), mass_scaling * m.mass);
+  Eigen::VectorXd masses = mass_scaling * m.mass;
+  if (sim.selective_mass_scaling > 0) {
+    // One tissue density (tissue.density): element mass = density x rest volume, scaled as the nodes.
+    const Eigen::VectorXd element_mass = (mass_scaling * m.mass.sum() / m.volume.sum()) * m.volume;
+    const Eigen::VectorXd bounds = mechanics::element_frequency_bounds(mesh, *forces, element_mass, mesh.rest);
+    model.selective_mass = mechanics::selective_mass_scaling(mesh, masses, element_mass, bounds, sim.selective_mass_scaling);
+    masses = std::move(model.selective_mass->nodal_mass);
+    model.selective_mass->nodal_mass.resize(0);
+  }
+  model.system = std::make_unique<mechanics::MassSpringSystem>(mesh, std::move(forces), masses);
   mechanics::MassSpringSystem& sys = *model.system;
 
   // Boundary conditions (Promayon projection of prescribed positions).

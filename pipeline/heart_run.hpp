@@ -4,8 +4,10 @@
 /// and sliding boundaries, follower pressures, active fibre tension; quasi-static solve (dynamic
 /// relaxation with load steps) and the probes' final positions.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
+#include "cardio/mechanics/mass_scaling.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/system.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
@@ -18,6 +20,8 @@ namespace cardio::pipeline {
 struct HeartModel {
   std::unique_ptr<mechanics::MassSpringSystem> system;
   mechanics::GuccioneForces* myocardium = nullptr;  ///< owned by `system`: set its active tension
+  /// What selective mass scaling did (nodal_mass emptied), if simulation.selective_mass_scaling > 0.
+  std::optional<mechanics::SelectiveMassScaling> selective_mass;
 };
 
 /// Build the model on `mesh` with nodal masses x `mass_scaling`.
