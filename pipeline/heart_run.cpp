@@ -84,7 +84,8 @@ json probe(const Probe& pr, const ProbeLocation& loc, const meshing::VoxelMesh& 
 
 }  // namespace
 
-std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const meshing::VoxelMesh& m) {
+std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const meshing::VoxelMesh& m,
+                                         std::ostream* log) {
   // Farther than a voxel diagonal from every node, a point is in no element nor next to one: a
   // nearest node there would report the motion of some other part of the heart.
   const double diagonal = m.grid.spacing.norm();
@@ -102,6 +103,9 @@ std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const
                              << " mm is outside the mesh, " << loc.distance << " mm from its nearest node "
                              << m.mesh.rest.col(loc.node).transpose().format(xyz) << " mm; expected a point in the "
                              << "myocardium or within one voxel diagonal (" << diagonal << " mm) of it");
+      if (log)
+        *log << "probe " << pr.name << ": outside the mesh, " << loc.distance
+             << " mm from its nearest node, whose motion it reports\n";
     }
     out.push_back(loc);
   }
@@ -260,11 +264,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   const auto t0 = std::chrono::steady_clock::now();
   const mechanics::HexMesh& mesh = m.mesh;
   // Before any work: a probe outside the mesh fails the run here, not after the solve.
-  const std::vector<ProbeLocation> probe_at = locate_probes(sim.probes, m);
-  for (std::size_t p = 0; p < probe_at.size(); ++p)
-    if (probe_at[p].element < 0 && log)
-      *log << "probe " << sim.probes[p].name << ": outside the mesh, " << probe_at[p].distance
-           << " mm from its nearest node, whose motion it reports\n";
+  const std::vector<ProbeLocation> probe_at = locate_probes(sim.probes, m, log);
   HeartModel model = build_heart_model(sim, m);
   mechanics::MassSpringSystem& sys = *model.system;
   mechanics::GuccioneForces* guccione = model.myocardium;

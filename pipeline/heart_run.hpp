@@ -40,7 +40,9 @@ struct ProbeLocation {
 
 /// Every probe located in `mesh`. A probe farther than one voxel diagonal from every node is outside
 /// the mesh: cardio::Error naming the probe (config location, name), its point and the distance.
-std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const meshing::VoxelMesh& mesh);
+/// One just outside gets a line in `log`.
+std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const meshing::VoxelMesh& mesh,
+                                         std::ostream* log = nullptr);
 
 /// Build the model on `mesh` and solve (the probes are located first). Config problems found here (a tag that does not exist, a
 /// plane that selects nothing) are cardio::Error naming the config location.

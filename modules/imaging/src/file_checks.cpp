@@ -344,7 +344,8 @@ std::vector<std::uint64_t> non_finite_values(const fs::path& file) {
     if (got <= 0 || static_cast<std::uint64_t>(got) % size) break;
     const std::uint64_t values = static_cast<std::uint64_t>(got) / size;
     for (std::uint64_t k = 0; k < values; ++k) {
-      const double v = size == 4 ? double(get<float>(chunk, k * 4, layout->swap)) : get<double>(chunk, k * 8, layout->swap);
+      const double v =
+          size == 4 ? double(get<float>(chunk, k * 4, layout->swap)) : get<double>(chunk, k * 8, layout->swap);
       if (!std::isfinite(v)) out.push_back(i + k);
     }
     i += values;

@@ -85,7 +85,8 @@ TEST(NiftiSpacing, AnSformNeedsItsPixdimToo) {
   n.sform_code = 2;
   n.srow = {2, 0, 0, 10, 0, 2.5f, 0, 20, 0, 0, 3, 30};
   n.write(dir / "s.nii");
-  expect_error([&] { read_label_image(dir / "s.nii"); }, {"s.nii", "(2, 0, 3)", "sform_code 2", "voxel size is unknown"});
+  expect_error([&] { read_label_image(dir / "s.nii"); },
+               {"s.nii", "(2, 0, 3)", "sform_code 2", "voxel size is unknown"});
   n.pixdim = {2.0f, 2.5f, 3.0f};
   n.write(dir / "s.nii");
   const LabelVolume v = read_label_image(dir / "s.nii");
