@@ -38,11 +38,12 @@ class BeatAnalysis {
   void save(BinaryWriter& out) const;
   void restore(BinaryReader& in);
 
+  static constexpr int kRegions = 18;  ///< 0 = whole LV, 1..17 AHA
+  static constexpr int kStrains = 4;   ///< E_cc, E_ll, E_rr, E_ff
+
  private:
   analysis::ElementStrains strains_now(const Eigen::Matrix3Xd& x) const;
 
-  static constexpr int kRegions = 18;  ///< 0 = whole LV, 1..17 AHA
-  static constexpr int kStrains = 4;   ///< E_cc, E_ll, E_rr, E_ff
   AnalysisParams m_params;
   const mechanics::HexMesh& m_mesh;
   analysis::ElementDirections m_rest_dirs, m_ref_dirs;

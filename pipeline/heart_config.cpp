@@ -207,6 +207,8 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
       sim.reject_if_present(k, "used with mode: beat only");
     for (const char* k : {"activation", "circulation", "analysis"}) root.reject_if_present(k, "used with simulation.mode: beat only");
   } else {
+    // A beat writes frames and tables; a probe would be ignored there.
+    root.reject_if_present("probes", "used with simulation.mode: quasi_static only (a beat's motion is in its frames)");
     for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts", "linear_solver",
                           "reuse_factorisation"})
       sim.reject_if_present(k, "used with mode: quasi_static only");
@@ -251,6 +253,7 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     Probe probe;
     probe.name = p.text("name", std::nullopt);
     probe.point = p.vec3("point", Dimension::length, std::nullopt);
+    probe.where = p.where_of("point") + ": " + p.key_path("point");
     if (p.has("reference_z")) probe.reference_z = p.quantity("reference_z", Dimension::length, std::nullopt);
     h.probes.push_back(probe);
   }

@@ -50,6 +50,7 @@ struct Probe {
   std::string name;
   Eigen::Vector3d point{0, 0, 0};        ///< reference position [mm]
   std::optional<double> reference_z;     ///< published final z [mm], for the error in summary.json
+  std::string where;                     ///< "FILE:LINE:COL: probes[i].point", for errors
 };
 
 /// Electrical activation: when each element starts its twitch (relative to each beat's onset).

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "cardio/core/error.hpp"
 #include "cardio/mechanics/myocardium.hpp"
@@ -18,18 +20,16 @@ namespace {
 using mechanics::Quad;
 using nlohmann::json;
 
-/// Final position of the material point initially at p: trilinear interpolation in the element
-/// containing p (voxel elements are parallelepipeds, so the local coordinates are affine in p),
-/// else the nearest node.
-json probe(const Probe& pr, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
+/// The element of `m` whose rest shape contains `p`, with p's local coordinates there (voxel
+/// elements are parallelepipeds, so they are affine in p); nullopt if none near p's voxel does.
+std::optional<std::pair<std::int64_t, Eigen::Vector3d>> containing_element(const meshing::VoxelMesh& m,
+                                                                           const Eigen::Vector3d& p) {
   const imaging::Grid& g = m.grid;
-  const Eigen::Vector3d ci = g.continuous_index(pr.point);
+  const Eigen::Vector3d ci = g.continuous_index(p);
   const double tol = 1e-9;
-  Eigen::Vector3d final_x;
-  std::string method;
-  for (int dk = -1; dk <= 1 && method.empty(); ++dk)
-    for (int dj = -1; dj <= 1 && method.empty(); ++dj)
-      for (int di = -1; di <= 1 && method.empty(); ++di) {
+  for (int dk = -1; dk <= 1; ++dk)
+    for (int dj = -1; dj <= 1; ++dj)
+      for (int di = -1; di <= 1; ++di) {
         const std::int64_t i = std::llround(ci[0]) + di, j = std::llround(ci[1]) + dj, k = std::llround(ci[2]) + dk;
         if (!g.contains(i, j, k)) continue;
         const auto it = std::lower_bound(m.voxel.begin(), m.voxel.end(), g.linear(i, j, k));
@@ -38,31 +38,41 @@ json probe(const Probe& pr, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd&
         const Eigen::Vector3d X0 = m.mesh.rest.col(hex[0]);
         Eigen::Matrix3d J;  // VTK order: nodes 1, 3, 4 are the +xi, +eta, +zeta neighbours of node 0
         J << m.mesh.rest.col(hex[1]) - X0, m.mesh.rest.col(hex[3]) - X0, m.mesh.rest.col(hex[4]) - X0;
-        const Eigen::Vector3d xi = J.partialPivLu().solve(pr.point - X0);
+        const Eigen::Vector3d xi = J.partialPivLu().solve(p - X0);
         if ((xi.array() < -tol).any() || (xi.array() > 1 + tol).any()) continue;
-        static constexpr int kCorner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
-                                              {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
-        final_x.setZero();
-        for (int n = 0; n < 8; ++n) {
-          double w = 1;
-          for (int a = 0; a < 3; ++a) w *= kCorner[n][a] ? xi[a] : 1 - xi[a];
-          final_x += w * x.col(hex[std::size_t(n)]);
-        }
-        method = "trilinear in element " + std::to_string(it - m.voxel.begin());
+        return std::make_pair(std::int64_t(it - m.voxel.begin()), xi);
       }
-  if (method.empty()) {
-    Eigen::Index nearest;
-    const double d = (m.mesh.rest.colwise() - pr.point).colwise().norm().minCoeff(&nearest);
-    final_x = x.col(nearest);
-    std::ostringstream os;
-    os << "nearest node " << nearest << " at " << d << " mm (the point is outside the mesh)";
-    method = os.str();
+  return std::nullopt;
+}
+
+/// Final position of a located probe: trilinear in its element, else its nearest node.
+Eigen::Vector3d probe_position(const ProbeLocation& loc, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
+  if (loc.element < 0) return x.col(loc.node);
+  static constexpr int kCorner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
+                                        {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+  const auto& hex = m.mesh.hexes[std::size_t(loc.element)];
+  Eigen::Vector3d final_x = Eigen::Vector3d::Zero();
+  for (int n = 0; n < 8; ++n) {
+    double w = 1;
+    for (int a = 0; a < 3; ++a) w *= kCorner[n][a] ? loc.xi[a] : 1 - loc.xi[a];
+    final_x += w * x.col(hex[std::size_t(n)]);
   }
+  return final_x;
+}
+
+json probe(const Probe& pr, const ProbeLocation& loc, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
+  const Eigen::Vector3d final_x = probe_position(loc, m, x);
+  std::ostringstream method;
+  if (loc.element >= 0)
+    method << "trilinear in element " << loc.element;
+  else
+    method << "nearest node " << loc.node << " at " << loc.distance << " mm (the point is outside the mesh)";
   json j = {{"name", pr.name},
             {"reference_mm", {pr.point[0], pr.point[1], pr.point[2]}},
             {"final_mm", {final_x[0], final_x[1], final_x[2]}},
             {"displacement_mm", {final_x[0] - pr.point[0], final_x[1] - pr.point[1], final_x[2] - pr.point[2]}},
-            {"method", method}};
+            {"method", method.str()}};
+  if (loc.element < 0) j["outside_mesh_mm"] = loc.distance;
   if (pr.reference_z) {
     const double dz_ref = *pr.reference_z - pr.point[2];
     j["published_z_mm"] = *pr.reference_z;
@@ -73,6 +83,34 @@ json probe(const Probe& pr, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd&
 }
 
 }  // namespace
+
+std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const meshing::VoxelMesh& m,
+                                         std::ostream* log) {
+  // Farther than a voxel diagonal from every node, a point is in no element nor next to one: a
+  // nearest node there would report the motion of some other part of the heart.
+  const double diagonal = m.grid.spacing.norm();
+  const Eigen::IOFormat xyz(Eigen::StreamPrecision, Eigen::DontAlignCols, ", ", ", ", "", "", "(", ")");
+  std::vector<ProbeLocation> out;
+  for (const Probe& pr : probes) {
+    ProbeLocation loc;
+    if (const auto in = containing_element(m, pr.point)) {
+      loc.element = in->first;
+      loc.xi = in->second;
+    } else {
+      loc.distance = (m.mesh.rest.colwise() - pr.point).colwise().norm().minCoeff(&loc.node);
+      if (!(loc.distance <= diagonal))
+        CARDIO_FAIL(pr.where << ": probe '" << pr.name << "' at " << pr.point.transpose().format(xyz)
+                             << " mm is outside the mesh, " << loc.distance << " mm from its nearest node "
+                             << m.mesh.rest.col(loc.node).transpose().format(xyz) << " mm; expected a point in the "
+                             << "myocardium or within one voxel diagonal (" << diagonal << " mm) of it");
+      if (log)
+        *log << "probe " << pr.name << ": outside the mesh, " << loc.distance
+             << " mm from its nearest node, whose motion it reports\n";
+    }
+    out.push_back(loc);
+  }
+  return out;
+}
 
 std::vector<std::int32_t> nodes_of(const std::vector<Quad>& quads) {
   std::vector<std::int32_t> nodes;
@@ -234,6 +272,8 @@ StepResult relaxation_step(const mechanics::MassSpringSystem& sys, const mechani
 HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
   const auto t0 = std::chrono::steady_clock::now();
   const mechanics::HexMesh& mesh = m.mesh;
+  // Before any work: a probe outside the mesh fails the run here, not after the solve.
+  const std::vector<ProbeLocation> probe_at = locate_probes(sim.probes, m, log);
   HeartModel model = build_heart_model(sim, m);
   mechanics::MassSpringSystem& sys = *model.system;
   mechanics::GuccioneForces* guccione = model.myocardium;
@@ -280,7 +320,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   HeartRunResult out;
   out.active_tension = Ta;
   json probes = json::array();
-  for (const auto& p : sim.probes) probes.push_back(probe(p, m, state.x));
+  for (std::size_t p = 0; p < sim.probes.size(); ++p) probes.push_back(probe(sim.probes[p], probe_at[p], m, state.x));
   json cavities = json::array();
   for (const auto& c : m.cavities)
     cavities.push_back({{"name", c.name},

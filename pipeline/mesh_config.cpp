@@ -222,8 +222,11 @@ MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown) {
   c.geometry = parse_geometry(root.child("geometry"), base);
   c.fibres = parse_fibres(root.child_or_empty("fibres"), c.geometry.source, base);
   c.density = root.child_or_empty("tissue").quantity("density", Dimension::density, 1.06, Range::positive());
-  c.write_surfaces = root.child_or_empty("output").boolean("surfaces", true);
-  c.draw_figures = root.child_or_empty("output").boolean("figures", true);
+  const Node out = root.child_or_empty("output");
+  c.write_surfaces = out.boolean("surfaces", true);
+  c.draw_figures = out.boolean("figures", true);
+  c.max_output_bytes =
+      std::round(out.quantity("max_size_warning", Dimension::data_size, 4.0, Range::non_negative()) * 1e9);
   if (check_unknown) doc.check_no_unknown_keys();
   return c;
 }

@@ -87,6 +87,7 @@ struct MeshConfig {
   double density = 1.06;               ///< [mg/mm^3]
   bool write_surfaces = true;
   bool draw_figures = true;  ///< beat runs: `cardiac figures OUTDIR` at the end (output.figures)
+  double max_output_bytes = 4e9;  ///< output.max_size_warning: warn above this estimate; 0: never
 };
 
 /// True if the document describes an image-based heart (has a `geometry` section).

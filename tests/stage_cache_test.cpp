@@ -171,7 +171,8 @@ TEST_F(StageCache, SolverOnlyKeysKeepTheKey) {
   const std::uint64_t base = lv_key().value;
   for (const std::string o : {"simulation.beats=1", "simulation.period=700 ms", "simulation.dt_safety=0.5",
                               "material.C=3 kPa", "material.bulk_modulus=500 kPa", "activation.velocity_fibre=0.5 m/s",
-                              "activation.twitch.peak_tension=50 kPa", "name=another_name", "output.surfaces=false"})
+                              "activation.twitch.peak_tension=50 kPa", "name=another_name", "output.surfaces=false",
+                              "output.max_size_warning=1 TB"})
     EXPECT_EQ(lv_key({o}).value, base) << o;
   // A value written differently but meaning the same (units are normalized) keeps it too.
   EXPECT_EQ(lv_key({"geometry.phantom.voxel_size=0.2 cm"}).value, base);

@@ -15,8 +15,8 @@ struct UnitDef {
   double factor;  // value in internal units of 1 of this unit
 };
 
-// Factors to mm, ms, kPa, mg, mN.
-constexpr std::array<UnitDef, 44> kUnits{{
+// Factors to mm, ms, kPa, mg, mN (and GB for data sizes).
+constexpr std::array<UnitDef, 53> kUnits{{
     {"mm", Dimension::length, 1.0},          {"cm", Dimension::length, 10.0},
     {"m", Dimension::length, 1000.0},        {"um", Dimension::length, 1e-3},
     {"ms", Dimension::time, 1.0},            {"s", Dimension::time, 1000.0},
@@ -45,6 +45,11 @@ constexpr std::array<UnitDef, 44> kUnits{{
     {"mL/kPa", Dimension::compliance, 1e3},
     {"kPa/mm", Dimension::foundation, 1.0},
     {"Pa/mm", Dimension::foundation, 1e-3},
+    {"B", Dimension::data_size, 1e-9},       {"kB", Dimension::data_size, 1e-6},
+    {"MB", Dimension::data_size, 1e-3},      {"GB", Dimension::data_size, 1.0},
+    {"TB", Dimension::data_size, 1e3},       {"KiB", Dimension::data_size, 1024.0 / 1e9},
+    {"MiB", Dimension::data_size, 1048576.0 / 1e9}, {"GiB", Dimension::data_size, 1073741824.0 / 1e9},
+    {"TiB", Dimension::data_size, 1099511627776.0 / 1e9},
 }};
 
 std::string_view trim(std::string_view s) {
@@ -70,6 +75,7 @@ std::string_view internal_unit(Dimension d) {
     case Dimension::resistance: return "kPa*ms/mm^3";
     case Dimension::compliance: return "mm^3/kPa";
     case Dimension::foundation: return "kPa/mm";
+    case Dimension::data_size: return "GB";
     case Dimension::dimensionless: return "1";
   }
   return "?";
@@ -90,6 +96,7 @@ std::string_view dimension_name(Dimension d) {
     case Dimension::resistance: return "hydraulic resistance";
     case Dimension::compliance: return "compliance";
     case Dimension::foundation: return "foundation stiffness";
+    case Dimension::data_size: return "data size";
     case Dimension::dimensionless: return "dimensionless";
   }
   return "?";

@@ -87,6 +87,22 @@ TEST(UnitsTest, ForceMassDimensionless) {
   EXPECT_DOUBLE_EQ(parse_ok("25 %", Dimension::dimensionless), 0.25);
 }
 
+// Output sizes (output.max_size_warning): decimal and binary prefixes, GB internally.
+TEST(UnitsTest, DataSize) {
+  EXPECT_DOUBLE_EQ(parse_ok("4 GB", Dimension::data_size), 4.0);
+  EXPECT_DOUBLE_EQ(parse_ok("4", Dimension::data_size), 4.0);
+  EXPECT_DOUBLE_EQ(parse_ok("500 MB", Dimension::data_size), 0.5);
+  EXPECT_DOUBLE_EQ(parse_ok("1 TB", Dimension::data_size), 1000.0);
+  EXPECT_DOUBLE_EQ(parse_ok("2 kB", Dimension::data_size), 2e-6);
+  EXPECT_DOUBLE_EQ(parse_ok("1e9 B", Dimension::data_size), 1.0);
+  EXPECT_DOUBLE_EQ(parse_ok("1 GiB", Dimension::data_size), 1.073741824);
+  EXPECT_DOUBLE_EQ(parse_ok("1 MiB", Dimension::data_size), 1.048576e-3);
+  const std::string mm = parse_err("4 mm", Dimension::data_size);
+  EXPECT_NE(mm.find("expected a data size (e.g. GB)"), std::string::npos) << mm;
+  const std::string gb = parse_err("4 GB", Dimension::length);
+  EXPECT_NE(gb.find("'GB' is a data size"), std::string::npos) << gb;
+}
+
 TEST(UnitsTest, BareNumbersAreInternalUnits) {
   EXPECT_DOUBLE_EQ(parse_ok("10", Dimension::pressure), 10.0);
   EXPECT_DOUBLE_EQ(parse_ok("0.8", Dimension::time), 0.8);

@@ -130,6 +130,7 @@ void require_3d(const ImageInfo& info, const fs::path& file, const std::string& 
 template <class Check>
 std::pair<ImageInfo, itk_bridge::Pixels> read_checked(const fs::path& file, const std::string& what,
                                                       std::uint64_t bytes_per_output_voxel, Check&& check) {
+  file_checks::check_spacing(file, what);  // first: ITK may fail on the scaled sform, less clearly
   itk_bridge::Reader reader(file, what);
   const ImageInfo info = info_of(reader.header());
   check(info);
@@ -144,6 +145,11 @@ std::pair<ImageInfo, itk_bridge::Pixels> read_checked(const fs::path& file, cons
   return {info, std::move(pixels)};
 }
 
+[[noreturn]] void fail_nan_label(const fs::path& file, const Grid& grid, std::uint64_t voxel) {
+  CARDIO_FAIL("label image " << in_quotes(file) << " has a NaN (not a number) at voxel "
+                             << index_text(grid, static_cast<std::int64_t>(voxel)) << "; labels must be integers");
+}
+
 /// Label conversion with integrality and range checks; the first offending voxel is reported.
 template <class T>
 void convert_labels(const std::byte* data, LabelVolume& out, const fs::path& file) {
@@ -151,6 +157,7 @@ void convert_labels(const std::byte* data, LabelVolume& out, const fs::path& fil
   for (std::size_t i = 0; i < n; ++i) {
     const T v = load<T>(data + i * sizeof(T));
     if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(v)) fail_nan_label(file, out.grid, i);
       if (!(std::isfinite(v) && v == std::floor(v)))
         CARDIO_FAIL("label image " << in_quotes(file) << " has a non-integral value " << v << " at voxel "
                                    << index_text(out.grid, static_cast<std::int64_t>(i))
@@ -249,6 +256,7 @@ std::uint64_t ImageInfo::pixel_bytes() const {
 }
 
 ImageInfo read_image_info(const fs::path& path) {
+  file_checks::check_spacing(path, "image");
   itk_bridge::Reader reader(path, "image");
   return info_of(reader.header());
 }
@@ -271,6 +279,8 @@ LabelVolume read_label_image(const fs::path& path) {
     CARDIO_CHECK(pixels.data.size() == out.values.size() * sizeof(T), "pixel buffer size mismatch");
     convert_labels<T>(pixels.data.data(), out, path);
   });
+  // NIfTI: the library has read every NaN as 0 (a label, often the background).
+  if (const auto nan = file_checks::non_finite_values(path); !nan.empty()) fail_nan_label(path, out.grid, nan[0]);
   return out;
 }
 
@@ -293,6 +303,9 @@ ScalarVolume read_scalar_image(const fs::path& path) {
     for (std::size_t i = 0; i < out.values.size(); ++i)
       out.values[i] = static_cast<float>(load<T>(pixels.data.data() + i * sizeof(T)));
   });
+  // NIfTI: the NaN the library read as 0 are NaN again (e.g. an angle map's voxels without a fibre).
+  for (const std::uint64_t i : file_checks::non_finite_values(path))
+    if (i < out.values.size()) out.values[i] = std::numeric_limits<float>::quiet_NaN();
   return out;
 }
 

@@ -24,7 +24,11 @@ void write_via_temp(const std::filesystem::path& path,
 bool is_temp_file_name(const std::string& name);
 
 /// Remove the temporary files of killed writers from `dir` (not recursive); the number removed.
-/// Only safe while no other process writes there (under its DirectoryLock).
+/// Only safe while no other process writes there (under its DirectoryLock), and called right after
+/// locking, before the holder writes. It removes all of them, not only those whose PID is dead: the
+/// lock already proves that no live writer owns one, while a PID proves nothing (a killed run's PID
+/// is reused, in a container often by the very next run, and a liveness check would then keep the
+/// stale file for good).
 int remove_stale_temp_files(const std::filesystem::path& dir);
 
 }  // namespace cardio

@@ -16,6 +16,7 @@ enum class Dimension {
   resistance,   ///< kPa ms/mm^3 (hydraulic: Windkessel resistances and impedances)
   compliance,   ///< mm^3/kPa (Windkessel compliance)
   foundation,   ///< kPa/mm (elastic foundation: traction per displacement, e.g. the pericardium)
+  data_size,    ///< GB (10^9 bytes: sizes of outputs on disk)
 };
 
 /// Name of the internal unit of a dimension, e.g. "kPa" for pressure.
