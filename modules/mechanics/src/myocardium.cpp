@@ -8,6 +8,7 @@
 #include "cardio/core/parallel.hpp"
 
 #include "sampled_axes_batch.hpp"
+#include "sampled_axes_constants.hpp"
 
 namespace cardio::mechanics {
 namespace detail {
@@ -178,7 +179,13 @@ void GuccioneForces::element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x
   CARDIO_CHECK(m_kind == ElementKind::sampled_axes, "the one-point element has no tangent stiffness");
   const std::size_t i = std::size_t(e);
   const double Ta = m_Ta.empty() ? 0.0 : m_Ta[i], a = m_activation.empty() ? 0.0 : m_activation[i];
-  sampled_element_stiffness(m_sampled->get(i), m_laws[m_material[i]], Ta, a, gather(x, m_hexes[i]), K);
+  // The kernel on SIMD dual numbers (sampled_axes_dual.hpp); sampled_element_stiffness is its
+  // Eigen-AutoDiff reference.
+  const NodeMatrix xe = gather(x, m_hexes[i]);
+  Eigen::Matrix<double, 24, 24, Eigen::RowMajor> rows;
+  m_sampled->kernel.stiffness(detail::sampled_constants(m_sampled->get(i), m_laws[m_material[i]], Ta, a), xe.data(),
+                              rows.data());
+  K = rows;
 }
 
 double GuccioneForces::energy(const Eigen::Matrix3Xd& x) const {

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "cardio/core/error.hpp"
-#include "sampled_axes_kernel.hpp"
+#include "sampled_axes_constants.hpp"
 #include "trilinear.hpp"
 
 namespace cardio::mechanics {
@@ -64,11 +64,13 @@ detail::Mat3<double> small(const Eigen::Matrix3d& m) {
   return s;
 }
 
-// The element's constants and its law in the active state. The same formulas run on SIMD lanes in
-// sampled_axes_simd.hpp (load_constants).
-detail::SampledConstants<double> constants(const SampledElementData& e, const GuccioneLaw& law, double Ta,
+}  // namespace
+
+namespace detail {
+
+SampledConstants<double> sampled_constants(const SampledElementData& e, const GuccioneLaw& law, double Ta,
                                            double activation) {
-  detail::SampledConstants<double> d;
+  SampledConstants<double> d;
   for (int g = 0; g < kSamples; ++g) {
     d.map[g] = small(e.map[std::size_t(g)]);
     d.weight[g] = e.weight[std::size_t(g)];
@@ -81,7 +83,7 @@ detail::SampledConstants<double> constants(const SampledElementData& e, const Gu
   return d;
 }
 
-}  // namespace
+}  // namespace detail
 
 ElementDilatation sampled_element_dilatation(const SampledElementData& e, const NodeMatrix& x) {
   const detail::ElementEdges<double> edges = detail::element_edges(element_nodes<double>(x));
@@ -99,7 +101,7 @@ ElementDilatation sampled_element_dilatation(const SampledElementData& e, const 
 
 double sampled_element_forces(const SampledElementData& e, const GuccioneLaw& law, double Ta, double activation,
                               const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) {
-  const detail::SampledConstants<double> d = constants(e, law, Ta, activation);
+  const detail::SampledConstants<double> d = detail::sampled_constants(e, law, Ta, activation);
   const detail::ElementNodes<double> nodes = element_nodes<double>(x);
   detail::ElementNodes<double> velocities, forces = element_nodes<double>(NodeMatrix::Zero());
   const bool viscous = v != nullptr && d.law.viscosity != 0;
@@ -129,7 +131,7 @@ void sampled_element_stiffness(const SampledElementData& e, const GuccioneLaw& l
       fa.c[i][j] = AD(0.0, Eigen::Matrix<double, 24, 1>::Zero());
     }
   bool valid = true;
-  detail::sampled_kernel(constants(e, law, Ta, activation), xa, static_cast<const detail::ElementNodes<AD>*>(nullptr),
+  detail::sampled_kernel(detail::sampled_constants(e, law, Ta, activation), xa, static_cast<const detail::ElementNodes<AD>*>(nullptr),
                          fa, valid);
   if (!valid) {
     K.setConstant(std::numeric_limits<double>::quiet_NaN());

@@ -8,4 +8,8 @@ void sampled_range_avx2(const SampledBatchInput& in, std::int32_t begin, std::in
   SampledLanes<xsimd::fma3<xsimd::avx2>>::run(in, begin, end);
 }
 
+void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, double* K) {
+  SampledLanes<xsimd::fma3<xsimd::avx2>>::stiffness(d, x, K);
+}
+
 }  // namespace cardio::mechanics::detail

@@ -8,4 +8,8 @@ void sampled_range_avx512(const SampledBatchInput& in, std::int32_t begin, std::
   SampledLanes<xsimd::avx512bw>::run(in, begin, end);
 }
 
+void sampled_stiffness_avx512(const SampledConstants<double>& d, const double* x, double* K) {
+  SampledLanes<xsimd::avx512bw>::stiffness(d, x, K);
+}
+
 }  // namespace cardio::mechanics::detail

@@ -8,6 +8,10 @@ void sampled_range_baseline(const SampledBatchInput& in, std::int32_t begin, std
   SampledLanes<xsimd::default_arch>::run(in, begin, end);
 }
 
+void sampled_stiffness_baseline(const SampledConstants<double>& d, const double* x, double* K) {
+  SampledLanes<xsimd::default_arch>::stiffness(d, x, K);
+}
+
 int baseline_lanes() { return SampledLanes<xsimd::default_arch>::L; }
 
 }  // namespace cardio::mechanics::detail

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sampled_axes_kernel.hpp"
+
 namespace cardio::mechanics::detail {
 
 inline constexpr int kBlockLanes = 8;
@@ -39,19 +41,26 @@ struct SampledBatchInput {
 /// of kBlockLanes). An element with an inverted sample gets NaN forces.
 using SampledRangeKernel = void (*)(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 
+/// K = -df/dx (24 x 24, row-major) of one element at its node coordinates x (3 j + i).
+using SampledStiffnessKernel = void (*)(const SampledConstants<double>& d, const double* x, double* K);
+
 struct SampledKernel {
   const char* isa = "";  ///< "avx512f", "avx2", or "baseline" (the build's default instruction set)
   int lanes = 1;    ///< doubles per vector
   SampledRangeKernel run = nullptr;
+  SampledStiffnessKernel stiffness = nullptr;
 };
 
 /// Every build of the loop this CPU can run, widest first.
 std::vector<SampledKernel> runnable_sampled_kernels();
 
 void sampled_range_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+void sampled_stiffness_baseline(const SampledConstants<double>& d, const double* x, double* K);
 #if defined(CARDIO_SIMD_X86)
 void sampled_range_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, double* K);
 void sampled_range_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+void sampled_stiffness_avx512(const SampledConstants<double>& d, const double* x, double* K);
 #endif
 int baseline_lanes();
 

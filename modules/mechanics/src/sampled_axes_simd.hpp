@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "sampled_axes_batch.hpp"
+#include "sampled_axes_dual.hpp"
 #include "sampled_axes_kernel.hpp"
 
 namespace cardio::mechanics::detail {
@@ -90,6 +91,26 @@ struct SampledLanes {
       for (int j = 0; j < 8; ++j)
         for (int i = 0; i < 3; ++i) in.f[3 * std::int64_t(hex[j]) + i] += lanes[i][j][l];
     }
+  }
+
+  /// The tangent K = -df/dx of one element at x (24 values, 3 j + i), row-major into K: the
+  /// kernel on dual numbers whose 24 derivatives fill the vectors.
+  static void stiffness(const SampledConstants<double>& d, const double* x, double* K) {
+    using D = Dual<Arch>;
+    ElementNodes<D> xa, fa;
+    for (int j = 0; j < 8; ++j)
+      for (int i = 0; i < 3; ++i) {
+        xa.c[i][j] = D::variable(x[3 * j + i], 3 * j + i);
+        fa.c[i][j] = D(0.0);
+      }
+    bool valid = true;
+    sampled_kernel(d, xa, static_cast<const ElementNodes<D>*>(nullptr), fa, valid);
+    for (int j = 0; j < 8; ++j)
+      for (int i = 0; i < 3; ++i)
+        for (int p = 0; p < D::kParts; ++p) {
+          const B row = valid ? -fa.c[i][j].d[p] : B(std::numeric_limits<double>::quiet_NaN());
+          row.store_unaligned(K + 24 * (3 * j + i) + p * L);
+        }
   }
 
   static void run(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {

@@ -86,6 +86,24 @@ TEST(SampledAxesSimd, EveryRunnableBuildMatchesTheReferenceKernel) {
   EXPECT_THROW(model.use_simd_isa("sse9"), Error);
 }
 
+TEST(SampledAxesSimd, EveryBuildsTangentMatchesTheAutoDiffReference) {
+  const Case c = mixed_case();
+  GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes);
+  model.set_active_tension(c.Ta, c.activation);
+  for (const std::string& isa : runnable_simd_isas()) {
+    model.use_simd_isa(isa);
+    for (std::int32_t e : {0, 7, 37, 59}) {
+      const std::size_t i = std::size_t(e);
+      ElementStiffness K, reference;
+      model.element_stiffness(e, c.x, K);
+      sampled_element_stiffness(model.sampled_element(e), c.laws[c.mesh.material[i]], c.Ta[i], c.activation[i],
+                                gather(c.x, c.mesh.hexes[i]), reference);
+      ASSERT_TRUE(reference.allFinite());
+      EXPECT_LT((K - reference).cwiseAbs().maxCoeff(), 1e-11 * reference.cwiseAbs().maxCoeff()) << isa << ", element " << e;
+    }
+  }
+}
+
 TEST(SampledAxesSimd, AnInvertedElementGivesNaNOnItsOwnNodesOnly) {
   const Case c = mixed_case();
   GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes);
