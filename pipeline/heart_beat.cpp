@@ -459,6 +459,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
                  {"node_count", mesh.n_nodes()},
                  {"steps", L.steps},
                  {"dt_ms", dt},
+                 {"simd_isa", std::string(guccione.simd_isa())},
                  {"t_end_ms", t},
                  {"cavities", cavities},
                  {"heart", heart},

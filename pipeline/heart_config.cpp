@@ -198,6 +198,7 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
 
   const Node sim = root.child_or_empty("simulation");
   h.mode = sim.choice("mode", {"quasi_static", "beat"}, "quasi_static");
+  h.simd = sim.choice("simd", {"auto", "avx512", "avx2", "baseline"}, "auto");
   if (h.mode == "quasi_static") {
     h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
     h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));

@@ -96,6 +96,9 @@ struct HeartSimulation {
   std::optional<FoundationSpec> pericardium;  ///< elastic support of the epicardium
   std::vector<PressureSpec> pressures;
   std::string mode = "quasi_static";     ///< quasi_static | beat
+  /// SIMD build of the sampled-axes element: auto (the widest the CPU runs) | avx512 | avx2 |
+  /// baseline. Results differ between builds at rounding level; baseline runs on any x86-64.
+  std::string simd = "auto";
   // beat mode
   ActivationParams activation;
   std::vector<CavityCirculation> circulation;

@@ -179,6 +179,13 @@ HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMes
   law.hourglass_factor = sim.material.hourglass_factor;
   auto forces = std::make_unique<mechanics::GuccioneForces>(
       mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law), sim.material.element);
+  if (sim.simd != "auto") {
+    try {
+      forces->use_simd_isa(sim.simd);
+    } catch (const std::exception& ex) {
+      CARDIO_FAIL("simulation.simd: " << ex.what() << " (use auto, or one of the builds this CPU runs)");
+    }
+  }
   HeartModel model;
   model.myocardium = forces.get();
   Eigen::VectorXd masses = mass_scaling * m.mass;
@@ -336,6 +343,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                  {"factorisations", totals.factorisations},
                  {"krylov_iterations", totals.krylov_iterations},
                  {"tangent_assembly_s", totals.assemble_seconds},
+                 {"simd_isa", std::string(model.myocardium->simd_isa())},
                  {"linear_solve_s", totals.solve_seconds},
                  {"load_steps", sim.load_steps},
                  {"element_count", mesh.n_elements()},
