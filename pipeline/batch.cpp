@@ -30,6 +30,8 @@
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/dir_lock.hpp"
 #include "cardio/core/error.hpp"
+#include "input_check.hpp"
+#include "run_log.hpp"
 
 #ifndef CARDIO_SCRIPTS_DIR
 #define CARDIO_SCRIPTS_DIR ""
@@ -762,7 +764,8 @@ ManifestCheck load_manifest(const fs::path& file, const Validator& validate) {
       if (validate) validate(*d);
       c.resolved = d->resolved_yaml();
     } catch (const Error& e) {
-      problem(rc.label + ": invalid config: " + e.what());
+      const bool input = dynamic_cast<const InvalidInput*>(&e) != nullptr;
+      problem(rc.label + (input ? ": invalid input: " : ": invalid config: ") + e.what());
       rc.ok = false;
     }
     m.cases.push_back(std::move(c));
@@ -811,7 +814,7 @@ int run_batch(const BatchOptions& o_in, std::ostream& out, std::ostream& err) {
   out << m.cases.size() << " case(s) valid\n";
   std::optional<DirectoryLock> lock;  // one batch per BATCH_DIR (the cases lock their own directories)
   try {
-    fs::create_directories(o.batch_dir);
+    make_writable_directory(o.batch_dir);
     lock.emplace(o.batch_dir, "cardiac batch " + o.manifest.string());
     remove_stale_temp_files(o.batch_dir);
     // The manifest as used, for the record.
@@ -820,8 +823,11 @@ int run_batch(const BatchOptions& o_in, std::ostream& out, std::ostream& err) {
   } catch (const DirectoryBusy& e) {
     err << "cardiac batch: " << e.what() << "\n";
     return kExitUsage;
-  } catch (const std::exception& e) {
+  } catch (const UnusableOutput& e) {
     err << "cardiac batch: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    err << "cardiac batch: " << describe(e) << "\n";
     return kExitFailed;
   }
 }
