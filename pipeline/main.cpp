@@ -77,6 +77,7 @@ Usage:
   cardiac validate CONFIG.yaml [--set KEY.PATH=VALUE]...
   cardiac mesh CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
   cardiac batch MANIFEST.yaml -o BATCH_DIR [--executor local|slurm] [-j N] [--threads T] [--submit] [--wait]
+                [--skip-invalid]
   cardiac collect BATCH_DIR [--no-figures]
   cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
                   [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
@@ -96,7 +97,9 @@ phantom   Write a synthetic heart as label and fibre images (labels, fibre, shee
           lv = the truncated-ellipsoid LV of Land et al. 2015, biv = a biventricular phantom.
           --rotate rotates the whole phantom (an oblique direction matrix).
 batch     Run a cohort (docs/cohorts.md): all cases of MANIFEST (a base config plus per-case
-          overrides and inputs) are checked first (problems listed per case, exit 2).
+          overrides and inputs) are checked first (problems listed per case, exit 2; with
+          --skip-invalid the valid cases run, the invalid ones are listed and in batch.json as
+          "invalid", and the exit code is 2).
           local: -j N parallel `cardiac run` processes into BATCH_DIR/<case> of --threads T
           threads each (default CPUs / N; N x T at most the CPUs), results in BATCH_DIR/batch.json. slurm: writes BATCH_DIR/batch.sbatch (a job array); --submit
           runs sbatch, --wait waits for the array to end and checks every case.
@@ -134,7 +137,7 @@ struct Args {
   std::string executor = "local";
   int jobs = 1;
   bool jobs_given = false;
-  bool submit = false, wait = false, figures = true;
+  bool submit = false, wait = false, figures = true, skip_invalid = false;
 };
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -267,6 +270,8 @@ Args parse_args(int argc, char** argv) {
       a.submit = true;
     } else if (s == "--wait") {
       a.wait = true;
+    } else if (s == "--skip-invalid") {
+      a.skip_invalid = true;
     } else if (s == "--no-figures") {
       a.figures = false;
     } else if (!s.empty() && s[0] == '-') {
@@ -292,6 +297,7 @@ Args parse_args(int argc, char** argv) {
   if (a.command == "figures" && a.config.empty()) usage_error("figures needs a RUN_DIR");
   if (a.command == "batch" && a.config.empty()) usage_error("batch needs a MANIFEST.yaml");
   if (a.command == "batch" && a.outdir.empty()) usage_error("batch needs -o BATCH_DIR");
+  if (a.skip_invalid && a.command != "batch") usage_error("--skip-invalid is an option of batch");
   if (a.command == "collect" && a.config.empty()) usage_error("collect needs a BATCH_DIR");
   if (a.command == "phantom") {
     if (a.config != "lv" && a.config != "biv") usage_error("phantom: expected lv or biv, got '" + a.config + "'");
@@ -610,6 +616,7 @@ int batch_command(const Args& a) {
   o.threads = a.threads;
   o.submit = a.submit;
   o.wait = a.wait;
+  o.skip_invalid = a.skip_invalid;
   o.validate = validate_document;
   return pipeline::batch::run_batch(o, std::cout, std::cerr);
 }
