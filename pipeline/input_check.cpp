@@ -1,12 +1,15 @@
 #include "input_check.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "cardio/imaging/image_io.hpp"
@@ -67,7 +70,14 @@ void check_file(const InputFile& f, const MeshConfig& cfg) {
     (void)imaging::read_image_info(f.path);
 }
 
-/// Runs `check`; a cardio::Error it throws (the readers name the file) is located at the key.
+/// `text` on one line (ITK's messages span several).
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+/// Runs `check`; a cardio::Error it throws (the readers name the file) is located at the key, and
+/// so is an exception of a library under them (ITK's, which does not name the file).
 template <class F>
 void at_key(const InputFile& f, F&& check) {
   try {
@@ -76,6 +86,12 @@ void at_key(const InputFile& f, F&& check) {
     throw;
   } catch (const Error& e) {
     fail_at(f.node, f.key, e.what());
+  } catch (const std::bad_alloc&) {
+    throw;  // main says what was being built
+  } catch (const std::length_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail_at(f.node, f.key, f.path.string() + ": cannot be read: " + one_line(e.what()));
   }
 }
 
