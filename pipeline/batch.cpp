@@ -30,6 +30,8 @@
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/dir_lock.hpp"
 #include "cardio/core/error.hpp"
+#include "input_check.hpp"
+#include "run_log.hpp"
 
 #ifndef CARDIO_SCRIPTS_DIR
 #define CARDIO_SCRIPTS_DIR ""
@@ -237,6 +239,9 @@ void write_batch_json(const fs::path& dir, const Manifest& m, const std::string&
                      {"outdir", (dir / m.cases[i].name).string()},
                      {"overrides", m.cases[i].overrides}});
   }
+  for (const SkippedCase& c : m.skipped)  // --skip-invalid: not run, no directory
+    cases.push_back({{"name", c.name}, {"status", "invalid"}, {"exit_code", nullptr}, {"reason", c.reason},
+                     {"runtime_s", 0}, {"reused", false}, {"resumed", false}, {"outdir", nullptr}});
   j["cases"] = cases;
   write_file_atomic(dir / "batch.json", j.dump(2) + "\n");
 }
@@ -405,7 +410,10 @@ int run_local(const Manifest& m, const BatchOptions& o, std::ostream& out, std::
       ++bad;
       err << "  " << m.cases[i].name << ": " << results[i].status << ": " << results[i].reason << "\n";
     }
-  out << "cardiac batch: " << (n - bad) << " of " << n << " case(s) ok; wrote " << (dir / "batch.json").string() << "\n";
+  report_skipped(m, bad ? "" : "cardiac batch: case(s) not successful:\n", err);
+  out << "cardiac batch: " << (n - bad) << " of " << n + m.skipped.size() << " case(s) ok"
+      << (m.skipped.empty() ? "" : " (" + std::to_string(m.skipped.size()) + " invalid, not run)") << "; wrote "
+      << (dir / "batch.json").string() << "\n";
   return bad ? kExitFailed : kExitOk;
 }
 
@@ -642,18 +650,27 @@ std::string unsafe_name_reason(const std::string& name) {
 ManifestCheck load_manifest(const fs::path& file, const Validator& validate) {
   ManifestCheck out;
   Manifest& m = out.manifest;
-  auto problem = [&](const std::string& p) { out.problems.push_back(p); };
-  std::error_code ec;
-  m.file = fs::absolute(file, ec);
-  std::shared_ptr<config::Document> doc;
-  std::vector<std::string> common;
   struct RawCase {
     std::string label;  // "cases[i]" or the name
     std::string name;
     std::vector<std::string> overrides;
+    std::vector<std::string> problems;
     bool ok = true;        // no problem found yet
     bool checkable = true;  // its config can be validated (inputs present, case entry readable)
   };
+  // Problems of the manifest itself, and of one case (which --skip-invalid can leave out).
+  auto problem = [&](const std::string& p) {
+    out.problems.push_back(p);
+    ++out.manifest_problems;
+  };
+  auto case_problem = [&](RawCase& rc, const std::string& p) {
+    out.problems.push_back(rc.label + ": " + p);
+    rc.problems.push_back(p);
+  };
+  std::error_code ec;
+  m.file = fs::absolute(file, ec);
+  std::shared_ptr<config::Document> doc;
+  std::vector<std::string> common;
   std::vector<RawCase> raw;
   try {
     doc = config::Document::load_file(file);
@@ -691,7 +708,7 @@ ManifestCheck load_manifest(const fs::path& file, const Validator& validate) {
         rc.name = c.text("name", std::nullopt);
         rc.label = "case '" + rc.name + "'";
       } catch (const Error& e) {
-        problem(rc.label + ": " + e.what());
+        case_problem(rc, e.what());
         rc.ok = rc.checkable = false;
       }
       try {
@@ -700,16 +717,16 @@ ManifestCheck load_manifest(const fs::path& file, const Validator& validate) {
           const std::string p = c.child("inputs").text(k, std::nullopt);
           const fs::path abs = fs::absolute(m.file.parent_path() / p).lexically_normal();
           if (!fs::exists(abs, ec)) {
-            problem(rc.label + ": input " + k + ": " + abs.string() + " does not exist");
+            case_problem(rc, "input " + k + ": " + abs.string() + " does not exist");
             rc.ok = rc.checkable = false;
           } else if (!fs::is_directory(abs, ec) && ::access(abs.c_str(), R_OK) != 0) {
-            problem(rc.label + ": input " + k + ": " + abs.string() + " is not readable");
+            case_problem(rc, "input " + k + ": " + abs.string() + " is not readable");
             rc.ok = rc.checkable = false;
           }
           rc.overrides.push_back(k + "=" + yaml_quote(abs.string()));
         }
       } catch (const Error& e) {
-        problem(rc.label + ": " + e.what());
+        case_problem(rc, e.what());
         rc.ok = rc.checkable = false;
       }
       raw.push_back(std::move(rc));
@@ -729,12 +746,12 @@ ManifestCheck load_manifest(const fs::path& file, const Validator& validate) {
   for (std::size_t i = 0; i < raw.size(); ++i) {
     if (raw[i].name.empty() && !raw[i].ok) continue;  // already reported (no name)
     if (const std::string why = unsafe_name_reason(raw[i].name); !why.empty()) {
-      problem(raw[i].label + ": " + why);
+      case_problem(raw[i], why);
       raw[i].ok = false;
     }
     const auto [it, inserted] = first.emplace(raw[i].name, i);
     if (!inserted) {
-      problem(raw[i].label + ": duplicate case name (cases[" + std::to_string(it->second) + "] and cases[" +
+      case_problem(raw[i], "duplicate case name (cases[" + std::to_string(it->second) + "] and cases[" +
               std::to_string(i) + "])");
       raw[i].ok = false;
     }
@@ -752,20 +769,22 @@ ManifestCheck load_manifest(const fs::path& file, const Validator& validate) {
     c.name = rc.name;
     c.overrides = common;
     c.overrides.insert(c.overrides.end(), rc.overrides.begin(), rc.overrides.end());
-    if (!rc.checkable) {
-      m.cases.push_back(std::move(c));
-      continue;
-    }
-    try {
-      auto d = config::Document::load_file(m.base_config);
-      for (const auto& o : c.overrides) d->set_override(o);
-      if (validate) validate(*d);
-      c.resolved = d->resolved_yaml();
-    } catch (const Error& e) {
-      problem(rc.label + ": invalid config: " + e.what());
-      rc.ok = false;
+    if (rc.checkable) {
+      try {
+        auto d = config::Document::load_file(m.base_config);
+        for (const auto& o : c.overrides) d->set_override(o);
+        if (validate) validate(*d);
+        c.resolved = d->resolved_yaml();
+      } catch (const Error& e) {
+        const bool input = dynamic_cast<const InvalidInput*>(&e) != nullptr;
+        case_problem(rc, std::string(input ? "invalid input: " : "invalid config: ") + e.what());
+        rc.ok = false;
+      }
     }
     m.cases.push_back(std::move(c));
+    std::string why;
+    for (const auto& p : rc.problems) why += (why.empty() ? "" : "; ") + p;
+    out.case_problems.push_back(why);
   }
   return out;
 }
@@ -801,27 +820,37 @@ int run_batch(const BatchOptions& o_in, std::ostream& out, std::ostream& err) {
   }
   out << "checking " << o.manifest.string() << " ...\n" << std::flush;
   const ManifestCheck check = load_manifest(o.manifest, o.validate);
-  if (!check.problems.empty()) {
+  std::optional<Manifest> runnable;
+  if (check.problems.empty()) runnable = check.manifest;
+  else if (o.skip_invalid) runnable = without_invalid_cases(check);
+  if (!runnable) {
     err << "cardiac batch: " << o.manifest.string() << ": " << check.problems.size()
-        << " problem(s); nothing was run or submitted:\n";
+        << " problem(s); nothing was run or submitted"
+        << (o.skip_invalid ? " (--skip-invalid needs a valid manifest and a valid case)" : "") << ":\n";
     for (const auto& p : check.problems) err << "  " << p << "\n";
     return kExitUsage;
   }
-  const Manifest& m = check.manifest;
+  const Manifest& m = *runnable;
   out << m.cases.size() << " case(s) valid\n";
+  report_skipped(m, "cardiac batch: " + o.manifest.string() + ": " + std::to_string(m.skipped.size()) +
+                        " invalid case(s) not run (--skip-invalid):\n", err);
   std::optional<DirectoryLock> lock;  // one batch per BATCH_DIR (the cases lock their own directories)
   try {
-    fs::create_directories(o.batch_dir);
+    make_writable_directory(o.batch_dir);
     lock.emplace(o.batch_dir, "cardiac batch " + o.manifest.string());
     remove_stale_temp_files(o.batch_dir);
     // The manifest as used, for the record.
     write_file_atomic(o.batch_dir / "manifest.yaml", "# copy of " + m.file.string() + " (" + now_utc() + ")\n" + slurp(m.file));
-    return o.executor == "local" ? run_local(m, o, out, err) : run_slurm(m, o, out, err);
+    const int code = o.executor == "local" ? run_local(m, o, out, err) : run_slurm(m, o, out, err);
+    return m.skipped.empty() ? code : kExitUsage;  // the valid cases ran; the manifest needs fixing
   } catch (const DirectoryBusy& e) {
     err << "cardiac batch: " << e.what() << "\n";
     return kExitUsage;
-  } catch (const std::exception& e) {
+  } catch (const UnusableOutput& e) {
     err << "cardiac batch: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    err << "cardiac batch: " << describe(e) << "\n";
     return kExitFailed;
   }
 }
@@ -908,7 +937,8 @@ int collect(const CollectOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<std::string> cavities;
   for (auto& r : rows) {
     const fs::path cd = dir / r.name;
-    if (fs::exists(cd / "summary.json", ec)) {
+    if (r.status == "invalid") {  // not run (--skip-invalid): a summary.json there is an older config's
+    } else if (fs::exists(cd / "summary.json", ec)) {
       try {
         r.summary = json::parse(slurp(cd / "summary.json"));
         r.status = "ok";

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,19 @@ struct Case {
   std::string resolved;
 };
 
+/// A case that is not run (batch --skip-invalid): in batch.json with status "invalid".
+struct SkippedCase {
+  std::string name;
+  std::string reason;  ///< its problems, "; "-separated
+};
+
 struct Manifest {
   std::filesystem::path file;         ///< absolute
   std::filesystem::path base_config;  ///< absolute
   std::string name;                   ///< job name (default: the manifest's file stem)
   Resources resources;
   std::vector<Case> cases;
+  std::vector<SkippedCase> skipped;   ///< --skip-invalid: the invalid cases, left out of `cases`
 };
 
 /// The checks of `cardiac validate` applied to a loaded document (overrides already applied);
@@ -58,8 +66,20 @@ using Validator = std::function<void(config::Document&)>;
 struct ManifestCheck {
   Manifest manifest;
   std::vector<std::string> problems;
+  /// Per case of manifest.cases: its problems, "; "-separated (empty: valid).
+  std::vector<std::string> case_problems;
+  /// How many of `problems` are the manifest's own (its keys, base_config), not a case's.
+  std::size_t manifest_problems = 0;
 };
 ManifestCheck load_manifest(const std::filesystem::path& file, const Validator& validate);
+
+/// batch --skip-invalid (batch_skip.cpp): the manifest with its valid cases only and the invalid
+/// ones in `skipped`; std::nullopt if the manifest itself has a problem or no case is valid (then
+/// nothing is run, as without the option).
+std::optional<Manifest> without_invalid_cases(const ManifestCheck& check);
+
+/// The skipped cases, one line each ("  NAME: invalid: REASON"), after `header`.
+void report_skipped(const Manifest& m, const std::string& header, std::ostream& err);
 
 /// Whether a case name can be used as a directory name under BATCH_DIR; if not, why.
 std::string unsafe_name_reason(const std::string& name);
@@ -72,12 +92,14 @@ struct BatchOptions {
   int threads = 0;                 ///< local: threads per case (0: CPUs / jobs); jobs x threads <= CPUs
   bool submit = false;             ///< slurm: run sbatch
   bool wait = false;               ///< slurm: wait for the array to leave the queue
+  bool skip_invalid = false;       ///< run the valid cases, report the invalid ones (then exit 2)
   double poll_seconds = 1.0;       ///< slurm --wait: squeue polling interval
   std::filesystem::path cardiac_exe;  ///< absolute path of `cardiac` (default: /proc/self/exe)
   Validator validate;
 };
 /// `cardiac batch`: 0 all cases succeeded (or, for slurm without --wait, the script was
-/// written/submitted), 1 a case failed or was interrupted (or sbatch failed), 2 bad manifest.
+/// written/submitted), 1 a case failed or was interrupted (or sbatch failed), 2 bad manifest (with
+/// skip_invalid: the valid cases were run, but a case was invalid).
 int run_batch(const BatchOptions& o, std::ostream& out, std::ostream& err);
 
 struct CollectOptions {

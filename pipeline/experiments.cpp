@@ -327,9 +327,11 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
     o.max_iterations = cfg.solver.max_iterations;
     const mech::QuasiStaticResult q = mech::solve_quasi_static(sys, model.mesh, res.state, o);
     if (!q.converged)
-      CARDIO_FAIL("quasi-static solve did not converge: relative residual " << q.residual << " > solver.residual_tol "
-                  << cfg.solver.residual_tol << " after " << q.iterations
-                  << " iterations (raise solver.max_iterations or load_steps)");
+      CARDIO_FAIL("quasi-static solve did not converge: the iteration limit solver.max_iterations = "
+                  << cfg.solver.max_iterations << " was reached in load step " << q.failed_load_step << " of "
+                  << cfg.solver.load_steps << " with the relative residual at " << q.residual
+                  << " (solver.residual_tol " << cfg.solver.residual_tol
+                  << "); raise solver.max_iterations or solver.load_steps");
     dt = q.min_dt;
     if (auto_quasi_static) dt_stable = dt / cfg.solver.dt_safety;
     run["iterations"] = q.iterations;

@@ -1,5 +1,5 @@
 // cardiac: command-line entry point. Exit codes: 0 success, 1 the run failed (simulation
-// error, unstable or unconverged solve), 2 bad usage or bad config (nothing was computed).
+// error, unstable or unconverged solve), 2 bad usage, bad config or input (nothing was computed).
 #include <Eigen/Geometry>
 #include <chrono>
 #include <numbers>
@@ -37,12 +37,14 @@
 #include "heart_config.hpp"
 #include "heart_beat.hpp"
 #include "heart_run.hpp"
+#include "input_check.hpp"
 #include "progress.hpp"
 #include "mesh_config.hpp"
 #include "mesh_stage.hpp"
 #include "memory_estimate.hpp"
 #include "output_estimate.hpp"
 #include "run_config.hpp"
+#include "run_log.hpp"
 #include "runtime_env.hpp"
 #include "stage_cache.hpp"
 
@@ -76,6 +78,7 @@ Usage:
   cardiac validate CONFIG.yaml [--set KEY.PATH=VALUE]...
   cardiac mesh CONFIG.yaml [-o OUTDIR] [--threads N] [--set KEY.PATH=VALUE]...
   cardiac batch MANIFEST.yaml -o BATCH_DIR [--executor local|slurm] [-j N] [--threads T] [--submit] [--wait]
+                [--skip-invalid]
   cardiac collect BATCH_DIR [--no-figures]
   cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
                   [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
@@ -87,14 +90,17 @@ run       Validate CONFIG, write OUTDIR/config.resolved.yaml, solve, then write
           OUTDIR/final.vtu (point data `displacement` [mm]) and OUTDIR/summary.json.
           summary.json is written last: its presence marks a finished run.
           OUTDIR defaults to results/<name from the config>.
-validate  Check a config (types, ranges, units, unknown keys, input files) without running.
+validate  Check a config (types, ranges, units, unknown keys) and its input files (readable, in
+          the expected format, the roles' labels present) without meshing or running.
 mesh      Import the images or surface of a heart config, compute fibres and voxelize:
           OUTDIR/mesh.vtu, surfaces.vtp, cavity_<name>.vtp and mesh_report.json (last).
 phantom   Write a synthetic heart as label and fibre images (labels, fibre, sheet):
           lv = the truncated-ellipsoid LV of Land et al. 2015, biv = a biventricular phantom.
           --rotate rotates the whole phantom (an oblique direction matrix).
 batch     Run a cohort (docs/cohorts.md): all cases of MANIFEST (a base config plus per-case
-          overrides and inputs) are checked first (problems listed per case, exit 2).
+          overrides and inputs) are checked first (problems listed per case, exit 2; with
+          --skip-invalid the valid cases run, the invalid ones are listed and in batch.json as
+          "invalid", and the exit code is 2).
           local: -j N parallel `cardiac run` processes into BATCH_DIR/<case> of --threads T
           threads each (default CPUs / N; N x T at most the CPUs), results in BATCH_DIR/batch.json. slurm: writes BATCH_DIR/batch.sbatch (a job array); --submit
           runs sbatch, --wait waits for the array to end and checks every case.
@@ -107,7 +113,7 @@ bench     Time force evaluation + one Verlet step on voxel blocks, per element t
 figures   Draw RUN_DIR/figures/*.png + *.pdf (PV loops, regional strain, bull's-eyes, J, 3-D view)
           with scripts/figures/run_figures.py and /usr/bin/python3 (docs/figures.md).
 
-Exit codes: 0 success; 1 the run failed; 2 bad usage or invalid config; 75 stopped by SIGTERM or
+Exit codes: 0 success; 1 the run failed; 2 bad usage, invalid config or input file; 75 stopped by SIGTERM or
 SIGINT after writing OUTDIR/checkpoint.bin (continue with: cardiac run --resume OUTDIR).
 )";
 
@@ -133,7 +139,7 @@ struct Args {
   std::string executor = "local";
   int jobs = 1;
   bool jobs_given = false;
-  bool submit = false, wait = false, figures = true;
+  bool submit = false, wait = false, figures = true, skip_invalid = false;
 };
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -269,6 +275,8 @@ Args parse_args(int argc, char** argv) {
       a.submit = true;
     } else if (s == "--wait") {
       a.wait = true;
+    } else if (s == "--skip-invalid") {
+      a.skip_invalid = true;
     } else if (s == "--no-figures") {
       a.figures = false;
     } else if (!s.empty() && s[0] == '-') {
@@ -294,6 +302,7 @@ Args parse_args(int argc, char** argv) {
   if (a.command == "figures" && a.config.empty()) usage_error("figures needs a RUN_DIR");
   if (a.command == "batch" && a.config.empty()) usage_error("batch needs a MANIFEST.yaml");
   if (a.command == "batch" && a.outdir.empty()) usage_error("batch needs -o BATCH_DIR");
+  if (a.skip_invalid && a.command != "batch") usage_error("--skip-invalid is an option of batch");
   if (a.command == "collect" && a.config.empty()) usage_error("collect needs a BATCH_DIR");
   if (a.command == "phantom") {
     if (a.config != "lv" && a.config != "biv") usage_error("phantom: expected lv or biv, got '" + a.config + "'");
@@ -315,25 +324,10 @@ std::string now_utc() {
   return buf;
 }
 
-// Writes to stdout and to the run's log file.
-class Tee : public std::streambuf {
- public:
-  Tee(std::streambuf* a, std::streambuf* b) : m_a(a), m_b(b) {}
-  int overflow(int c) override {
-    if (c == EOF) return !EOF;
-    m_a->sputc(static_cast<char>(c));
-    m_b->sputc(static_cast<char>(c));
-    return c;
-  }
-  int sync() override { return m_a->pubsync() | m_b->pubsync(); }
-
- private:
-  std::streambuf *m_a, *m_b;
-};
-
 /// Lock OUTDIR for the whole run: a second run, resume or mesh into it is refused (DirectoryBusy,
 /// exit 2) before it deletes anything. Under the lock, the temp files of a killed run can go.
 DirectoryLock lock_outdir(const fs::path& out, const Args& a) {
+  pipeline::make_writable_directory(out);  // a read-only OUTDIR is named as such, before the lock file fails
   DirectoryLock lock(out, "cardiac " + a.command + (a.resume ? " --resume " + a.outdir : " " + a.config));
   for (const fs::path& d : {out, out / "frames", out / "cache"}) remove_stale_temp_files(d);
   return lock;
@@ -343,11 +337,6 @@ DirectoryLock lock_outdir(const fs::path& out, const Args& a) {
 fs::path prepare_outdir(const Args& a, const std::string& name, const std::string& resolved,
                         const std::vector<std::string>& stale, std::optional<DirectoryLock>& lock) {
   const fs::path out = a.outdir.empty() ? fs::path("results") / name : fs::path(a.outdir);
-  std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw UsageError("output " + out.string() + " exists and is not a directory");
-  fs::create_directories(out, ec);
-  if (ec) throw UsageError("cannot create output directory " + out.string() + ": " + ec.message());
   lock.emplace(lock_outdir(out, a));
   // A re-run into an old directory must not leave old results that look finished.
   for (const auto& f : stale) fs::remove(out / f);
@@ -374,32 +363,32 @@ void finish_summary(nlohmann::json& j, const Args& a, const std::string& resolve
   j["finished_utc"] = now_utc();
 }
 
-/// Check that every input file of a heart config exists and is readable (images: their header).
-void check_inputs(const pipeline::MeshConfig& cfg) {
-  for (const fs::path& f : pipeline::input_files(cfg)) {
-    std::error_code ec;
-    if (!fs::exists(f, ec)) CARDIO_FAIL(f.string() << ": input file does not exist");
-    if (fs::is_directory(f, ec)) {
-      if (cfg.geometry.source == "image" && f == cfg.geometry.labels_file) (void)imaging::read_image_info(f);
-      continue;
-    }
-    std::ifstream in(f, std::ios::binary);
-    if (!in || in.peek() == std::ifstream::traits_type::eof()) CARDIO_FAIL(f.string() << ": cannot read (or empty)");
-    if (f != cfg.geometry.surface.file) (void)imaging::read_image_info(f);
-  }
+/// The checks of a heart config before OUTDIR is touched, the same for validate, run and mesh (an
+/// invalid input is exit 2 from each): the input files, the memory estimate, then their content.
+/// Throws pipeline::InvalidInput or cardio::Error.
+pipeline::MemoryEstimate check_heart(const pipeline::HeartConfig& cfg, config::Document& doc) {
+  pipeline::check_input_files(cfg.mesh, doc);
+  pipeline::MemoryEstimate memory = pipeline::estimate_mesh_memory(cfg.mesh);
+  pipeline::check_mesh_memory(memory, doc, double(imaging::available_memory_bytes()));
+  pipeline::check_input_contents(cfg.mesh, doc);
+  return memory;
+}
+
+/// A config or input found invalid before anything was computed: one line on stderr, exit 2.
+int invalid(const Error& e) {
+  const bool input = dynamic_cast<const pipeline::InvalidInput*>(&e) != nullptr;
+  std::cerr << "cardiac: " << (input ? "invalid input: " : "invalid config: ") << e.what() << "\n";
+  return kExitUsage;
 }
 
 /// A beat run cut short (a beat overran its period) keeps what it computed: frames, tables,
 /// final.vtu and the summary under its own name, so that summary.json still means "finished"
 /// (batch, collect and --resume rely on it). Nothing to resume: it would overrun again. Exit 1.
-int report_incomplete(const fs::path& out, const pipeline::BeatRunResult& h, std::ostream& log) {
+int report_incomplete(const fs::path& out, const pipeline::BeatRunResult& h, pipeline::RunLog& log) {
   io::write_json(out / kIncompleteSummary, h.summary);
   fs::remove(out / "checkpoint.bin");
-  const std::string msg = "cardiac: run failed: " + h.incomplete_reason + "\ncardiac: what was computed is in " +
-                          out.string() + " (frames, timeseries.csv, final.vtu; " + kIncompleteSummary +
-                          " with \"complete\": false); no summary.json\n";
-  log << msg;
-  std::cerr << msg;
+  log.error("cardiac: run failed: " + h.incomplete_reason + "\ncardiac: what was computed is in " + out.string() +
+            " (frames, timeseries.csv, final.vtu; " + kIncompleteSummary + " with \"complete\": false); no summary.json\n");
   return kExitFailed;
 }
 
@@ -413,24 +402,12 @@ std::string source_text(const pipeline::GeometryParams& g) {
 
 int run_heart(const Args& a, std::shared_ptr<config::Document> doc, Stage& stage) {
   pipeline::HeartConfig cfg;
+  pipeline::MemoryEstimate memory;  // before anything large is allocated or OUTDIR is touched
   try {
     cfg = pipeline::parse_heart_config(*doc);
+    memory = check_heart(cfg, *doc);
   } catch (const Error& e) {
-    std::cerr << "cardiac: invalid config: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  // Memory from the config, before anything large is allocated or OUTDIR is touched: too much is
-  // refused like an invalid config, naming the key. An input that cannot be read is left to the
-  // import, which names it (as before: exit 1).
-  std::optional<pipeline::MemoryEstimate> memory;
-  try {
-    memory = pipeline::estimate_mesh_memory(cfg.mesh);
-    pipeline::check_mesh_memory(*memory, *doc, double(imaging::available_memory_bytes()));
-  } catch (const Error& e) {
-    if (memory) {
-      std::cerr << "cardiac: invalid config: " << e.what() << "\n";
-      return kExitUsage;
-    }
+    return invalid(e);
   }
   if (a.threads > 0) set_thread_count(a.threads);
   const bool simulate = a.command == "run" && cfg.simulation.has_value();
@@ -458,14 +435,13 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc, Stage& stage
                       nlohmann::json{{"config", fs::absolute(a.config).string()}, {"overrides", a.overrides}, {"version", CARDIO_VERSION}}
                           .dump(2));
   }
-  std::ofstream logfile(out / "run.log", a.resume ? std::ios::app : std::ios::trunc);
-  Tee tee(std::cout.rdbuf(), logfile.rdbuf());
-  std::ostream log(&tee);
+  pipeline::RunLog run_log(out / "run.log", a.resume);
+  std::ostream& log = run_log.out();
   log << "cardiac " << CARDIO_VERSION << ": " << a.command << (a.resume ? " --resume " : " ") << a.config << " -> "
       << out.string() << "\n";
   try {
     stage.what = "meshing " + source_text(cfg.mesh.geometry) + " (estimated from the config: " +
-                 (memory ? memory->describe() : std::string("unknown")) + ")";
+                 memory.describe() + ")";
     const pipeline::MeshStageResult r = pipeline::cached_mesh_stages(cfg.mesh, *doc, out, &log);
     pipeline::warn_about_output_size(cfg, simulate, r.mesh, logfile, std::cerr);
     const std::string elements = std::to_string(r.mesh.mesh.n_elements()) + " elements";
@@ -495,7 +471,7 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc, Stage& stage
                     {{"activation_time", h.activation_time.transpose()}, {"active_tension", h.active_tension.transpose()},
                      {"label", label, true}});
       finish_summary(h.summary, a, resolved);
-      if (!h.incomplete_reason.empty()) return report_incomplete(out, h, log);
+      if (!h.incomplete_reason.empty()) return report_incomplete(out, h, run_log);
       io::write_json(out / "summary.json", h.summary);
       fs::remove(out / "checkpoint.bin");  // finished: summary.json marks it, nothing to resume
       for (const auto& c : h.summary["cavities"])
@@ -524,19 +500,17 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc, Stage& stage
       log << "this config has no simulation sections (material, loads): meshed only (see docs/config.md)\n";
     }
   } catch (const Interrupted& e) {
-    log << "cardiac: " << e.what() << "\n";
-    std::cerr << "cardiac: " << e.what() << "\n";
+    run_log.error(std::string("cardiac: ") + e.what() + "\n");
     return kExitInterrupted;
-  } catch (const Error& e) {
-    log << "cardiac: " << a.command << " failed: " << e.what() << "\n";
-    std::cerr << "cardiac: " << a.command << " failed: " << e.what() << "\n";
-    return kExitFailed;
   } catch (const std::bad_alloc&) {
-    log << "cardiac: out of memory while " << stage.what << "\n";
+    run_log.note("cardiac: out of memory while " + stage.what + "\n");
     throw;  // main reports it
   } catch (const std::length_error&) {
-    log << "cardiac: out of memory while " << stage.what << "\n";
+    run_log.note("cardiac: out of memory while " + stage.what + "\n");
     throw;
+  } catch (const std::exception& e) {
+    run_log.error("cardiac: " + a.command + " failed: " + pipeline::describe(e) + "\n");
+    return kExitFailed;
   }
   return 0;
 }
@@ -565,8 +539,7 @@ int run(const Args& given, Stage& stage) {
     doc = config::Document::load_file(a.config);
     for (const auto& o : a.overrides) doc->set_override(o);
   } catch (const Error& e) {
-    std::cerr << "cardiac: invalid config: " << e.what() << "\n";
-    return kExitUsage;
+    return invalid(e);
   }
   if (pipeline::is_heart_config(*doc)) return run_heart(a, doc, stage);
   if (a.resume) throw UsageError("--resume: " + a.outdir + " is not a heart run (only beat runs write checkpoints)");
@@ -580,16 +553,14 @@ int run(const Args& given, Stage& stage) {
     cfg = pipeline::parse_run_config(*doc);
     resolved = doc->resolved_yaml();
   } catch (const Error& e) {
-    std::cerr << "cardiac: invalid config: " << e.what() << "\n";
-    return kExitUsage;
+    return invalid(e);
   }
   if (a.threads > 0) set_thread_count(a.threads);
   std::optional<DirectoryLock> lock;
   const fs::path out = prepare_outdir(a, cfg.name, resolved, {"summary.json", "final.vtu"}, lock);
 
-  std::ofstream logfile(out / "run.log");
-  Tee tee(std::cout.rdbuf(), logfile.rdbuf());
-  std::ostream log(&tee);
+  pipeline::RunLog run_log(out / "run.log", false);
+  std::ostream& log = run_log.out();
   log << "cardiac " << CARDIO_VERSION << ": run " << a.config << " -> " << out.string() << "\n";
   try {
     stage.what = "running the block experiment of " + std::to_string(cfg.block.nx) + " x " + std::to_string(cfg.block.ny) +
@@ -607,36 +578,36 @@ int run(const Args& given, Stage& stage) {
   } catch (const std::length_error&) {
     throw;
   } catch (const std::exception& e) {
-    log << "cardiac: run failed: " << e.what() << "\n";
-    std::cerr << "cardiac: run failed: " << e.what() << "\n";
+    run_log.error("cardiac: run failed: " + pipeline::describe(e) + "\n");
     return kExitFailed;
   }
   return 0;
 }
 
-/// The checks of `cardiac validate` on a loaded config (overrides applied); returns the mesh part
-/// of a heart config.
-std::optional<pipeline::MeshConfig> checked_config(config::Document& doc) {
-  if (pipeline::is_heart_config(doc)) {
-    const pipeline::HeartConfig cfg = pipeline::parse_heart_config(doc);
-    check_inputs(cfg.mesh);
-    return cfg.mesh;
+/// The checks of `cardiac validate`, used by `cardiac batch` for every case of a manifest (without
+/// the memory estimate: the cases run elsewhere or side by side, and each `cardiac run` checks its own).
+void validate_document(config::Document& doc) {
+  if (!pipeline::is_heart_config(doc)) {
+    pipeline::parse_run_config(doc);
+    return;
   }
-  pipeline::parse_run_config(doc);
-  return std::nullopt;
+  const pipeline::HeartConfig cfg = pipeline::parse_heart_config(doc);
+  pipeline::check_input_files(cfg.mesh, doc);
+  pipeline::check_input_contents(cfg.mesh, doc);
 }
-
-/// Also used by `cardiac batch` for every case of a manifest (without the memory estimate: the
-/// cases run elsewhere or side by side, and each `cardiac run` checks its own).
-void validate_document(config::Document& doc) { (void)checked_config(doc); }
 
 int validate(const Args& a, Stage& stage) {
   stage.what = "validating " + a.config;
-  auto doc = config::Document::load_file(a.config);
-  for (const auto& o : a.overrides) doc->set_override(o);
-  if (const auto mesh = checked_config(*doc))
-    pipeline::check_mesh_memory(pipeline::estimate_mesh_memory(*mesh), *doc,
-                                double(imaging::available_memory_bytes()));
+  try {
+    auto doc = config::Document::load_file(a.config);
+    for (const auto& o : a.overrides) doc->set_override(o);
+    if (pipeline::is_heart_config(*doc))
+      (void)check_heart(pipeline::parse_heart_config(*doc), *doc);
+    else
+      pipeline::parse_run_config(*doc);
+  } catch (const Error& e) {
+    return invalid(e);
+  }
   std::cout << a.config << ": valid\n";
   return 0;
 }
@@ -651,6 +622,7 @@ int batch_command(const Args& a) {
   o.threads = a.threads;
   o.submit = a.submit;
   o.wait = a.wait;
+  o.skip_invalid = a.skip_invalid;
   o.validate = validate_document;
   return pipeline::batch::run_batch(o, std::cout, std::cerr);
 }
@@ -675,7 +647,7 @@ int phantom(const Args& a, Stage& stage) {
   const phantoms::Phantom ph = phantoms::make_phantom(spec);
   stage.what = "writing the phantom images";
   const fs::path out(a.outdir);
-  fs::create_directories(out);
+  pipeline::make_writable_directory(out);
   imaging::write_label_image(ph.labels, out / ("labels." + a.format));
   imaging::write_vector_image(ph.fibre, out / ("fibre." + a.format));
   imaging::write_vector_image(ph.sheet, out / ("sheet." + a.format));
@@ -726,6 +698,9 @@ int main(int argc, char** argv) {
   } catch (const DirectoryBusy& e) {  // another run holds OUTDIR: a usage error, nothing was touched
     std::cerr << "cardiac: " << e.what() << "\n";
     return kExitUsage;
+  } catch (const pipeline::UnusableOutput& e) {  // OUTDIR cannot be created or written: nothing was touched
+    std::cerr << "cardiac: " << e.what() << "\n";
+    return kExitUsage;
   } catch (const Error& e) {
     std::cerr << "cardiac: " << e.what() << "\n";
     return a.command == "validate" ? kExitUsage : kExitFailed;
@@ -734,7 +709,7 @@ int main(int argc, char** argv) {
   } catch (const std::length_error& e) {
     return out_of_memory(stage, e);
   } catch (const std::exception& e) {
-    std::cerr << "cardiac: unexpected error: " << e.what() << "\n";
+    std::cerr << "cardiac: " << a.command << " failed: " << pipeline::describe(e) << "\n";
     return kExitFailed;
   }
 }

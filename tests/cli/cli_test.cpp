@@ -389,18 +389,21 @@ TEST_F(CliTest, MeshOfAMissingImageFailsWithoutAReport) {
   Result r = cardiac({"validate", "heart.yaml"});
   EXPECT_EQ(r.code, 2);
   EXPECT_HAS(r.err, "missing.nii.gz");
-  r = cardiac({"mesh", "heart.yaml", "-o", "out"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_HAS(r.err, "missing.nii.gz");
-  EXPECT_FALSE(fs::exists(out() / "mesh_report.json"));
-  EXPECT_FALSE(fs::exists(out() / "mesh.vtu"));
+  // Invalid input: exit 2 from every command (issue 14), before OUTDIR is created.
+  for (const char* command : {"mesh", "run"}) {
+    r = cardiac({command, "heart.yaml", "-o", "out"});
+    EXPECT_EQ(r.code, 2) << command;
+    EXPECT_HAS(r.err, "cardiac: invalid input: heart.yaml:1:");
+    EXPECT_HAS(r.err, "geometry.labels: missing.nii.gz: input file does not exist");
+    EXPECT_FALSE(fs::exists(out())) << command;
+  }
 }
 
 TEST_F(CliTest, MeshRejectsANotImageAndATwoDimensionalImage) {
   write("text.nii", "this is not an image\n");
   write("heart.yaml", "geometry: {source: image, labels: text.nii, roles: {myocardium: [1]}}\n");
   Result r = cardiac({"mesh", "heart.yaml", "-o", "out"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_HAS(r.err, "text.nii");
   EXPECT_FALSE(fs::exists(out() / "mesh_report.json"));
   // A 2-D image (a hand-written NRRD: 4 x 4 shorts).
@@ -408,7 +411,7 @@ TEST_F(CliTest, MeshRejectsANotImageAndATwoDimensionalImage) {
                          std::string(32, '\1'));
   write("flat.yaml", "geometry: {source: image, labels: flat.nrrd, roles: {myocardium: [1]}}\n");
   r = cardiac({"mesh", "flat.yaml", "-o", "out"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_HAS(r.err, "flat.nrrd");
   EXPECT_HAS(r.err, "2-D");
   EXPECT_FALSE(fs::exists(out() / "mesh_report.json"));

@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
 #include "cardio/core/error.hpp"
@@ -106,8 +108,14 @@ std::string misspelling_hint(const YAML::Node& map, const std::string& key, cons
 }  // namespace
 
 std::shared_ptr<Document> Document::load_file(const std::filesystem::path& file) {
+  // A directory opens as an empty stream, which would read as an empty config ("experiment:
+  // required section is missing"); say what the path is instead.
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    CARDIO_FAIL(file.string() << ": is a directory; expected a YAML config file");
+  if (!std::filesystem::exists(file, ec)) CARDIO_FAIL(file.string() << ": cannot open config file: it does not exist");
   std::ifstream in(file);
-  if (!in) CARDIO_FAIL(file.string() << ": cannot open config file");
+  if (!in) CARDIO_FAIL(file.string() << ": cannot open config file: " << std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
   return load_string(ss.str(), file.string());
@@ -152,8 +160,9 @@ void Document::set_override(const std::string& assignment) {
     key = part.substr(0, lb);
     return std::stoul(digits);
   };
-  for (const auto& p : parts)
-    if (p.empty()) CARDIO_FAIL("--set '" << assignment << "': empty key in '" << path << "'");
+  // getline drops a trailing empty part ("material." -> {"material"}): check the dots themselves.
+  if (path.front() == '.' || path.back() == '.' || path.find("..") != std::string::npos)
+    CARDIO_FAIL("--set '" << assignment << "': empty key in '" << path << "' (expected KEY.PATH=VALUE)");
   // yaml-cpp nodes are handles: walk with copies that alias the tree, then assign the leaf.
   std::vector<YAML::Node> chain{m_impl->root};
   auto item = [&](const std::string& key, std::size_t idx) {
@@ -356,6 +365,26 @@ std::vector<Node> Node::list(const std::string& key) const {
 
 namespace {
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
+// What a value is, for messages: "got '2 mm'", or "found a map ({a: 1})" where a value was expected
+// (not "got ''": a map or list has no scalar text).
+std::string got(const YAML::Node& n) {
+  if (n.IsScalar()) return "got '" + n.Scalar() + "'";
+  YAML::Emitter em;
+  em << YAML::Flow << n;
+  std::string text = em.c_str();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return std::string("found ") + (n.IsMap() ? "a map" : n.IsSequence() ? "a list" : "no value") + " (" + text + ")";
+}
+// "a number" for dimensionless values, else "a length [mm]".
+std::string a_quantity(units::Dimension dim) {
+  if (dim == units::Dimension::dimensionless) return "a number";
+  return "a " + std::string(units::dimension_name(dim)) + " [" + std::string(units::internal_unit(dim)) + "]";
+}
+// "'1'" or "'1 mm'": an example value of the dimension.
+std::string example(units::Dimension dim) {
+  if (dim == units::Dimension::dimensionless) return "'1'";
+  return "'1 " + std::string(units::internal_unit(dim)) + "'";
+}
 // The whole of s as a base-10 integer (digits only: "1e6" and "2.0" are not integers).
 bool parse_integer(const std::string& s, long& value) {
   std::size_t used = 0;
@@ -390,15 +419,13 @@ double Node::quantity(const std::string& key, units::Dimension dim, std::optiona
   auto v = lookup(key);
   double value = 0.0;
   if (!v) {
-    if (!fallback) fail_missing(key, "required key is missing (expected a " + std::string(units::dimension_name(dim)) + " in " + std::string(units::internal_unit(dim)) + ")");
+    if (!fallback) fail_missing(key, "required key is missing (expected " + a_quantity(dim) + ")");
     value = *fallback;
   } else {
-    if (!v->IsScalar())
-      fail(key, "expected a " + std::string(units::dimension_name(dim)) + " such as '1 " +
-                    std::string(units::internal_unit(dim)) + "'");
+    if (!v->IsScalar()) fail(key, "expected " + a_quantity(dim) + " such as " + example(dim) + ", " + got(*v));
     std::string why;
     const auto q = units::parse_quantity(v->Scalar(), dim, &why);
-    if (!q) fail(key, "expected a " + std::string(units::dimension_name(dim)) + " [" + std::string(units::internal_unit(dim)) + "], got '" + v->Scalar() + "': " + why);
+    if (!q) fail(key, "expected " + a_quantity(dim) + ", " + got(*v) + ": " + why);
     value = *q;
   }
   const bool plain = dim == units::Dimension::dimensionless;
@@ -431,8 +458,7 @@ long Node::integer(const std::string& key, std::optional<long> fallback, long lo
     if (!fallback) fail_missing(key, "required key is missing (expected an integer)");
     value = *fallback;
   } else {
-    const std::string s = scalar_text(*v);
-    if (!parse_integer(s, value)) fail(key, "expected an integer, got '" + s + "'");
+    if (!parse_integer(scalar_text(*v), value)) fail(key, "expected an integer, " + got(*v));
   }
   if (value < lo || value > hi)
     fail(key, "value " + std::to_string(value) + " is out of range; expected an integer in [" +
@@ -451,7 +477,7 @@ bool Node::boolean(const std::string& key, std::optional<bool> fallback) const {
     const std::string s = scalar_text(*v);
     if (s == "true" || s == "True" || s == "yes" || s == "on") value = true;
     else if (s == "false" || s == "False" || s == "no" || s == "off") value = false;
-    else fail(key, "expected true or false, got '" + s + "'");
+    else fail(key, "expected true or false, " + got(*v));
   }
   record(key, value ? "true" : "false");
   return value;
@@ -470,6 +496,11 @@ std::string Node::choice(const std::string& key, const std::vector<std::string>&
     value = *fallback;
   } else {
     value = scalar_text(*v);
+  }
+  if (v && !v->IsScalar()) {
+    std::string all;
+    for (const auto& o : options) all += (all.empty() ? "" : ", ") + o;
+    fail(key, "expected one of: " + all + ", " + got(*v));
   }
   if (std::find(options.begin(), options.end(), value) == options.end()) {
     std::string all, best;
@@ -518,7 +549,7 @@ std::string Node::text(const std::string& key, std::optional<std::string> fallba
     if (!fallback) fail_missing(key, "required key is missing (expected a string)");
     value = *fallback;
   } else {
-    if (!v->IsScalar()) fail(key, "expected a string");
+    if (!v->IsScalar()) fail(key, "expected a string, " + got(*v));
     value = v->Scalar();
   }
   record(key, yaml_quoted(value));
@@ -533,12 +564,12 @@ Eigen::Vector3d Node::vec3(const std::string& key, units::Dimension dim,
     if (!fallback) fail_missing(key, "required key is missing (expected [x, y, z])");
     out = *fallback;
   } else {
-    if (!v->IsSequence() || v->size() != 3)
-      fail(key, "expected a list of 3 " + std::string(units::dimension_name(dim)) + " values [x, y, z]");
+    const std::string what = dim == units::Dimension::dimensionless ? "numbers" : std::string(units::dimension_name(dim)) + " values";
+    if (!v->IsSequence() || v->size() != 3) fail(key, "expected a list of 3 " + what + " [x, y, z], " + got(*v));
     for (int i = 0; i < 3; ++i) {
-      std::string why;
-      const auto q = units::parse_quantity(scalar_text((*v)[i]), dim, &why);
-      if (!q) fail(key, "component " + std::to_string(i) + ": expected a " + std::string(units::dimension_name(dim)) + ", got '" + scalar_text((*v)[i]) + "': " + why);
+      std::string why = "not a value";
+      const auto q = (*v)[i].IsScalar() ? units::parse_quantity((*v)[i].Scalar(), dim, &why) : std::nullopt;
+      if (!q) fail(key, "component " + std::to_string(i) + ": expected " + a_quantity(dim) + ", " + got((*v)[i]) + ": " + why);
       out[i] = *q;
     }
   }
@@ -558,11 +589,11 @@ Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i
     if (!fallback) fail_missing(key, "required key is missing (expected [i, j, k])");
     out = *fallback;
   } else {
-    if (!v->IsSequence() || v->size() != 3) fail(key, "expected a list of 3 integers [i, j, k]");
+    if (!v->IsSequence() || v->size() != 3) fail(key, "expected a list of 3 integers [i, j, k], " + got(*v));
     for (int i = 0; i < 3; ++i) {
       const std::string s = scalar_text((*v)[i]);
       long x = 0;
-      if (!parse_integer(s, x)) fail(key, "component " + std::to_string(i) + ": expected an integer, got '" + s + "'");
+      if (!parse_integer(s, x)) fail(key, "component " + std::to_string(i) + ": expected an integer, " + got((*v)[i]));
       // Range-check before narrowing to int, so that 2^32 + 2 cannot wrap around to 2.
       if (x < lo || x > hi)
         fail(key, "component " + std::to_string(i) + " = " + s + " is out of range; expected [" + std::to_string(lo) +
@@ -586,17 +617,18 @@ std::vector<long> Node::integers(const std::string& key, std::optional<std::vect
     if (!fallback) fail_missing(key, "required key is missing (expected a list of integers [a, b, ...])");
     out = *fallback;
   } else {
-    std::vector<std::string> items;
+    std::vector<YAML::Node> items;
     if (v->IsScalar()) {
-      items.push_back(v->Scalar());
+      items.push_back(*v);
     } else if (v->IsSequence()) {
-      for (std::size_t i = 0; i < v->size(); ++i) items.push_back(scalar_text((*v)[i]));
+      for (std::size_t i = 0; i < v->size(); ++i) items.push_back((*v)[i]);
     } else {
-      fail(key, "expected a list of integers [a, b, ...]");
+      fail(key, "expected a list of integers [a, b, ...], " + got(*v));
     }
     for (std::size_t i = 0; i < items.size(); ++i) {
       long x = 0;
-      if (!parse_integer(items[i], x)) fail(key, "item " + std::to_string(i) + ": expected an integer, got '" + items[i] + "'");
+      if (!parse_integer(scalar_text(items[i]), x))
+        fail(key, "item " + std::to_string(i) + ": expected an integer, " + got(items[i]));
       out.push_back(x);
     }
   }

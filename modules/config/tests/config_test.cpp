@@ -205,6 +205,34 @@ TEST(ConfigTest, WrongTypeMessage) {
   EXPECT_HAS(e6, "expected a map");
 }
 
+// A map or list where a value belongs is named as such, not quoted as an empty value (issue 14:
+// `b_f: {a: 1}` said "expected a dimensionless such as '1 1'").
+TEST(ConfigTest, MapOrListWhereAValueBelongs) {
+  auto doc = load(
+      "m:\n"
+      "  b_f: {a: 1}\n"
+      "  C: [1, 2]\n"
+      "  n: {a: 1}\n"
+      "  law: [x]\n"
+      "  name: {a: 1}\n"
+      "  flag: [1]\n"
+      "  p: [1 mm, {a: 1}, 3 mm]\n"
+      "  ids: [1, [2]]\n");
+  const Node m = doc->root().child("m");
+  EXPECT_EQ(error_of([&] { m.number("b_f", std::nullopt); }),
+            "test.yaml:2:8: m.b_f: expected a number such as '1', found a map ({a: 1})");
+  EXPECT_EQ(error_of([&] { m.quantity("C", Dimension::pressure, std::nullopt); }),
+            "test.yaml:3:6: m.C: expected a pressure [kPa] such as '1 kPa', found a list ([1, 2])");
+  EXPECT_HAS(error_of([&] { m.integer("n", 1, 0, 9); }), "m.n: expected an integer, found a map ({a: 1})");
+  EXPECT_HAS(error_of([&] { m.choice("law", {"a", "b"}, "a"); }), "m.law: expected one of: a, b, found a list ([x])");
+  EXPECT_HAS(error_of([&] { m.text("name", ""); }), "m.name: expected a string, found a map ({a: 1})");
+  EXPECT_HAS(error_of([&] { m.boolean("flag", false); }), "m.flag: expected true or false, found a list ([1])");
+  EXPECT_HAS(error_of([&] { m.vec3("p", Dimension::length, std::nullopt); }),
+             "m.p: component 1: expected a length [mm], found a map ({a: 1})");
+  EXPECT_HAS(error_of([&] { m.integers("ids", std::nullopt, 0, 9); }), "m.ids: item 1: expected an integer, found a list ([2])");
+  EXPECT_HAS(error_of([&] { m.number("missing", std::nullopt); }), "required key is missing (expected a number)");
+}
+
 TEST(ConfigTest, MissingRequiredKeyAndSection) {
   auto doc = load(
       "material:\n"
@@ -417,6 +445,10 @@ TEST(ConfigTest, SetOverrideErrors) {
   EXPECT_HAS(error_of([&] { doc->set_override("novalue"); }), "expected KEY.PATH=VALUE");
   EXPECT_HAS(error_of([&] { doc->set_override("=3"); }), "expected KEY.PATH=VALUE");
   EXPECT_HAS(error_of([&] { doc->set_override("a=[1, 2"); }), "cannot parse value");
+  // An empty part is the argument's fault, not line 1 of the config's (issue 14).
+  for (const char* bad : {"material.=2", ".a=1", "a..b=1"})
+    EXPECT_EQ(error_of([&] { doc->set_override(bad); }).rfind(std::string("--set '") + bad + "': empty key in", 0), 0u)
+        << bad;
 }
 
 TEST(ConfigTest, SetOverrideListItems) {
@@ -518,7 +550,11 @@ TEST(ConfigTest, RootMustBeAMap) {
 }
 
 TEST(ConfigTest, LoadFile) {
-  EXPECT_HAS(error_of([&] { Document::load_file("/nonexistent/dir/cfg.yaml"); }), "/nonexistent/dir/cfg.yaml: cannot open config file");
+  EXPECT_HAS(error_of([&] { Document::load_file("/nonexistent/dir/cfg.yaml"); }),
+             "/nonexistent/dir/cfg.yaml: cannot open config file: it does not exist");
+  // A directory opens as an empty stream: it must not read as an empty config (issue 14).
+  const std::string dir = std::string(CARDIO_SOURCE_DIR) + "/configs";
+  EXPECT_EQ(error_of([&] { Document::load_file(dir); }), dir + ": is a directory; expected a YAML config file");
   auto doc = Document::load_file(std::string(CARDIO_SOURCE_DIR) + "/configs/experiments/elongation.yaml");
   EXPECT_EQ(doc->root().text("name", std::nullopt), "elongation");
   EXPECT_HAS(doc->file_name(), "elongation.yaml");

@@ -190,6 +190,33 @@ void check_nifti(const fs::path& file, const std::string& name, const std::strin
 
 // ---------------------------------------------------------------- MetaImage
 
+/// Bytes the zlib stream of `size` bytes at `offset` in `file` inflates to, counted up to `needed`.
+/// ITK fills a compressed MetaImage whose DimSize exceeds its data with whatever it had.
+std::uint64_t inflated_size(const fs::path& file, std::uint64_t offset, std::uint64_t size, std::uint64_t needed) {
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  z_stream z{};
+  if (!in || inflateInit(&z) != Z_OK) return needed;  // cannot tell: leave it to ITK
+  std::vector<unsigned char> src(1u << 16), dst(1u << 16);
+  std::uint64_t total = 0, left = size;
+  int rc = Z_OK;
+  while (rc == Z_OK && total < needed && left > 0) {
+    in.read(reinterpret_cast<char*>(src.data()), static_cast<std::streamsize>(std::min<std::uint64_t>(left, src.size())));
+    if (in.gcount() <= 0) break;
+    left -= static_cast<std::uint64_t>(in.gcount());
+    z.next_in = src.data();
+    z.avail_in = static_cast<uInt>(in.gcount());
+    do {
+      z.next_out = dst.data();
+      z.avail_out = static_cast<uInt>(dst.size());
+      rc = inflate(&z, Z_NO_FLUSH);
+      total += dst.size() - z.avail_out;
+    } while (rc == Z_OK && z.avail_out == 0 && total < needed);
+  }
+  inflateEnd(&z);
+  return total;
+}
+
 void check_meta(const fs::path& file, std::uint64_t pixel_bytes, const std::string& what) {
   std::ifstream in(file, std::ios::binary);
   std::string line;
@@ -230,6 +257,12 @@ void check_meta(const fs::path& file, std::uint64_t pixel_bytes, const std::stri
     if (ec) return;
     const std::uint64_t have = size > offset ? size - offset : 0;
     if (have < need) fail_truncated(file, what, need, have, file);
+    if (compressed) {  // the data are all there: do they inflate to what DimSize and ElementType say?
+      const std::uint64_t inflated = inflated_size(file, offset, need, pixel_bytes);
+      if (inflated < pixel_bytes)
+        CARDIO_FAIL("cannot read " << what << " '" << file.string() << "': its compressed pixel data inflate to "
+                                   << inflated << " bytes; the header (DimSize, ElementType) needs " << pixel_bytes);
+    }
     return;
   }
   // A separate data file (not a LIST or a numbered pattern).

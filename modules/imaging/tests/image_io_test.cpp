@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <numbers>
 #include <random>
@@ -262,6 +263,28 @@ TEST(BadInput, TruncatedFiles) {
       EXPECT_TRUE(msg.find("truncated") != std::string::npos || msg.find("header") != std::string::npos) << msg;
     }
   }
+}
+
+// A compressed MetaImage whose DimSize promises more voxels than its data inflate to: ITK read the
+// rest as whatever was in memory (issue 14, found by tests/cli/fuzz_test.cpp).
+TEST(BadInput, CompressedMetaImageWithLargerDimensions) {
+  TempDir dir;
+  LabelVolume v;
+  v.grid.size = {10, 10, 11};
+  v.values.assign(static_cast<std::size_t>(v.grid.n_voxels()), 1);
+  const fs::path file = dir / "big.mha";
+  write_label_image(v, file);
+  std::string text;
+  {
+    std::ifstream in(file, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_NE(text.find("CompressedData = True"), std::string::npos) << "the writer compresses .mha";
+  const std::string from = "DimSize = 10 10 11";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "DimSize = 10 10 99");
+  std::ofstream(file, std::ios::binary) << text;
+  expect_error([&] { read_label_image(file); }, {file.string(), "inflate to", "DimSize"});
 }
 
 TEST(BadInput, TruncatedAsciiVtk) {

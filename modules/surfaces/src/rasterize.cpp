@@ -364,20 +364,21 @@ void check_options(const RasterizeOptions& o) {
   }
 }
 
-}  // namespace
-
-RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions& o) {
-  check_options(o);
-  vtkSmartPointer<vtkPolyData> raw = read_surface(file);
-
-  // Triangles only: polygons and strips are split, vertices and lines dropped.
+/// The surface split into triangles (polygons and strips split, vertices and lines dropped).
+vtkSmartPointer<vtkPolyData> triangulated(vtkPolyData* raw) {
   vtkNew<vtkTriangleFilter> triangulate;
   triangulate->SetInputData(raw);
   triangulate->PassVertsOff();
   triangulate->PassLinesOff();
   triangulate->Update();
-  vtkPolyData* tri = triangulate->GetOutput();
+  auto tri = vtkSmartPointer<vtkPolyData>::New();
+  tri->ShallowCopy(triangulate->GetOutput());
+  return tri;
+}
 
+/// Per-triangle classes of `tri` checked against the options (kNoPatch everywhere for a file without
+/// classes and no endocardia configured).
+std::vector<int> checked_classes(vtkPolyData* raw, vtkPolyData* tri, const RasterizeOptions& o, const fs::path& file) {
   // Classes are taken on the file's own connectivity, before merging, so that duplicated seam vertices
   // with different classes cannot mix patches.
   std::vector<int> cls = triangle_classes(tri, o.class_array, file);
@@ -396,6 +397,22 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
   } else {
     check_classes(cls, o, file);
   }
+  return cls;
+}
+
+}  // namespace
+
+void check_surface_patches(const fs::path& file, const RasterizeOptions& o) {
+  check_options(o);
+  vtkSmartPointer<vtkPolyData> raw = read_surface(file);
+  (void)checked_classes(raw, triangulated(raw), o, file);
+}
+
+RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions& o) {
+  check_options(o);
+  vtkSmartPointer<vtkPolyData> raw = read_surface(file);
+  vtkSmartPointer<vtkPolyData> tri = triangulated(raw);
+  const std::vector<int> cls = checked_classes(raw, tri, o, file);
   vtkNew<vtkIntArray> patch;
   patch->SetName(kPatchArray);
   patch->SetNumberOfValues(vtkIdType(cls.size()));

@@ -68,8 +68,9 @@ struct QuasiStaticResult {
   bool converged = false;
   double min_dt = 0;         ///< smallest pseudo time step used [ms]
   long iterations = 0;       ///< total over load steps
-  double residual = 0;       ///< final relative residual
+  double residual = 0;       ///< final relative residual (of the state reached, also when not converged)
   double force_scale = 0;    ///< [mN]
+  int failed_load_step = 0;  ///< the load step that used up max_iterations (0: converged)
   int estimates = 0;         ///< stable-step estimates (power iterations) made
   int rollbacks = 0;         ///< restarts from a checkpoint with a smaller step
 };

@@ -65,6 +65,12 @@ struct RasterizedSurface {
 /// boundary-edge count) and grids over the memory guard.
 RasterizedSurface rasterize_surface(const std::filesystem::path& file, const RasterizeOptions& options = {});
 
+/// The checks of rasterize_surface that need no grid: the file reads as a surface with triangles,
+/// and its patch classes fit the options (every class present is configured; the epicardium and
+/// every endocardium are present). For validating a config without rasterising (`cardiac
+/// validate`); throws cardio::Error naming the file, as rasterize_surface does.
+void check_surface_patches(const std::filesystem::path& file, const RasterizeOptions& options = {});
+
 /// Voxels along x, y, z of the grid rasterize_surface would allocate for `file` at the options' voxel
 /// size and margin, from the bounds of the points its triangles use (before merging points; merging
 /// moves them by at most the merge tolerance), without allocating the grid: for memory estimates
