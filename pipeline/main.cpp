@@ -443,7 +443,7 @@ int run_heart(const Args& a, std::shared_ptr<config::Document> doc, Stage& stage
     stage.what = "meshing " + source_text(cfg.mesh.geometry) + " (estimated from the config: " +
                  memory.describe() + ")";
     const pipeline::MeshStageResult r = pipeline::cached_mesh_stages(cfg.mesh, *doc, out, &log);
-    pipeline::warn_about_output_size(cfg, simulate, r.mesh, logfile, std::cerr);
+    pipeline::warn_about_output_size(cfg, simulate, r.mesh, run_log.file(), std::cerr);
     const std::string elements = std::to_string(r.mesh.mesh.n_elements()) + " elements";
     // The beat's input checks (boundary selectors, pacing sites, activation image) come before any
     // output: a run that fails on its inputs leaves nothing that looks finished.

@@ -43,6 +43,8 @@ class RunLog {
   void error(const std::string& message);
   /// run.log only (what main then reports on stderr in its own words).
   void note(const std::string& message);
+  /// run.log only, as a stream.
+  std::ostream& file() { return m_file; }
 
  private:
   /// Writes to two stream buffers.
