@@ -169,7 +169,7 @@ TEST_F(InputsTest, ANiftiWithPixdimZeroIsRefusedByValidateAndMeshNamingTheFile) 
   EXPECT_EQ(r.code, 2);
   EXPECT_HAS(r.err, expected);
   r = cardiac({"mesh", "heart.yaml", "-o", "out"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2) << "an invalid input exits 2 from every command";
   EXPECT_HAS(r.err, expected);
   EXPECT_FALSE(fs::exists(m_out / "mesh_report.json"));
   EXPECT_FALSE(fs::exists(m_out / "mesh.vtu"));
@@ -179,7 +179,7 @@ TEST_F(InputsTest, ANaNLabelFailsTheMeshNamingTheFileAndTheVoxel) {
   write_nifti(m_dir / "nan.nii", {1.0f, 1.0f, 1.0f}, {1 + 4 * (2 + 3 * 1)});  // voxel (1, 2, 1)
   std::ofstream(m_dir / "heart.yaml") << "geometry: {source: image, labels: nan.nii, roles: {myocardium: [1]}}\n";
   const CommandResult r = cardiac({"mesh", "heart.yaml", "-o", "out"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2) << "an invalid input exits 2 from every command";
   EXPECT_HAS(r.err, "nan.nii' has a NaN (not a number) at voxel (1, 2, 1); labels must be integers");
   EXPECT_FALSE(fs::exists(m_out / "mesh_report.json"));
   EXPECT_FALSE(fs::exists(m_out / "mesh.vtu"));
