@@ -14,6 +14,10 @@ namespace cardio::mechanics {
 
 using Sparse = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
 
+/// K <- its positive semidefinite part: the symmetric part with its negative eigenvalues set to
+/// zero (projected Newton's element tangent).
+void project_to_positive_part(ElementStiffness& K);
+
 struct NewtonSolver::Impl {
   const MassSpringSystem& sys;
   const HexMesh& mesh;

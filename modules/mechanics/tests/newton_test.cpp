@@ -4,12 +4,14 @@
 // quadratic convergence the exact tangent must give.
 #include <gtest/gtest.h>
 
+#include <Eigen/Eigenvalues>
 #include <sstream>
 
 #include "cardio/core/parallel.hpp"
 #include "cardio/mechanics/integrators.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/newton.hpp"
+#include "newton_impl.hpp"
 #include "test_support.hpp"
 
 namespace cardio::mechanics {
@@ -152,6 +154,31 @@ TEST(Newton, SameBitsAtAnyThreadCount) {
     x.push_back(s.x);
   }
   EXPECT_EQ((x[0] - x[1]).cwiseAbs().maxCoeff(), 0.0);
+}
+
+TEST(NewtonProjection, KeepsASemidefiniteTangentAndClipsAnIndefiniteOne) {
+  // Independent reference: the eigendecomposition, clipped.
+  auto clipped = [](const ElementStiffness& K) {
+    const Eigen::SelfAdjointEigenSolver<ElementStiffness> e(0.5 * (K + K.transpose()));
+    return ElementStiffness(e.eigenvectors() * e.eigenvalues().cwiseMax(0.0).asDiagonal() * e.eigenvectors().transpose());
+  };
+  const Eigen::Matrix<double, 24, 18> B = Eigen::Matrix<double, 24, 18>::Random();
+  const ElementStiffness psd = B * B.transpose();  // rank 18: six zero modes, as an element has
+  ElementStiffness K = psd;
+  project_to_positive_part(K);
+  EXPECT_LT((K - psd).cwiseAbs().maxCoeff(), 1e-12 * psd.cwiseAbs().maxCoeff());
+  ElementStiffness indefinite = psd;
+  indefinite -= 3.0 * Eigen::Matrix<double, 24, 1>::Unit(5) * Eigen::Matrix<double, 24, 1>::Unit(5).transpose() * psd(5, 5);
+  K = indefinite;
+  project_to_positive_part(K);
+  EXPECT_LT((K - clipped(indefinite)).cwiseAbs().maxCoeff(), 1e-9 * psd.cwiseAbs().maxCoeff());
+  // Zero diagonal, indefinite off-diagonal block: a pivoted LDL^T stops early on it.
+  ElementStiffness swap = ElementStiffness::Zero();
+  swap(0, 1) = swap(1, 0) = 1;
+  K = swap;
+  project_to_positive_part(K);
+  EXPECT_LT((K - clipped(swap)).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_GT(K(0, 0), 0.4);
 }
 
 }  // namespace
