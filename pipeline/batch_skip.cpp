@@ -23,7 +23,8 @@ std::optional<Manifest> without_invalid_cases(const ManifestCheck& check) {
 void report_skipped(const Manifest& m, const std::string& header, std::ostream& err) {
   if (m.skipped.empty()) return;
   err << header;
-  for (const SkippedCase& s : m.skipped) err << "  " << (s.name.empty() ? "(no name)" : s.name) << ": invalid: " << s.reason << "\n";
+  for (const SkippedCase& s : m.skipped)
+    err << "  " << (s.name.empty() ? "(no name)" : s.name) << ": invalid: " << s.reason << "\n";
 }
 
 }  // namespace cardio::pipeline::batch

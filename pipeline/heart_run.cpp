@@ -354,10 +354,11 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                  {"simulate_time_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   out.state = std::move(state);
   if (!converged)
-    CARDIO_FAIL("quasi-static solve (" << sim.solver << ") did not converge: the iteration limit simulation.max_iterations = "
-                << sim.max_iterations << (newton ? " per increment was reached after simulation.load_step_cuts = " +
-                                                       std::to_string(sim.load_step_cuts) + " halvings"
-                                                 : std::string(" was reached"))
+    CARDIO_FAIL("quasi-static solve (" << sim.solver
+                << ") did not converge: the iteration limit simulation.max_iterations = " << sim.max_iterations
+                << (newton ? " per increment was reached after simulation.load_step_cuts = " +
+                                 std::to_string(sim.load_step_cuts) + " halvings"
+                           : std::string(" was reached"))
                 << ", with the relative residual at " << residual << " (simulation.residual_tol " << sim.residual_tol
                 << "); raise simulation.max_iterations or simulation.load_steps, or lower the loads");
   return out;

@@ -1,10 +1,14 @@
 #include "input_check.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <new>
 #include <set>
@@ -70,29 +74,73 @@ void check_file(const InputFile& f, const MeshConfig& cfg) {
     (void)imaging::read_image_info(f.path);
 }
 
-/// `text` on one line (ITK's messages span several).
+/// `text` on one line (ITK's messages span several), without surrounding blanks.
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
+  const auto b = text.find_first_not_of(' '), e = text.find_last_not_of(' ');
+  return b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
 }
+
+/// What the readers' libraries print straight to stderr while it lives (niftilib's "** ERROR:
+/// nifti_convert_nhdr2nim: bad dim[0]", ITK's warnings), kept off the console: cardiac's own
+/// message is then the first line, and says it.
+class StderrCapture {
+ public:
+  StderrCapture() : m_file(std::tmpfile()) {
+    std::fflush(stderr);
+    if (m_file) m_saved = ::dup(2);
+    if (m_saved >= 0) ::dup2(::fileno(m_file), 2);
+  }
+  ~StderrCapture() { (void)text(); }
+  StderrCapture(const StderrCapture&) = delete;
+  StderrCapture& operator=(const StderrCapture&) = delete;
+
+  /// Restores stderr; what was printed meanwhile, on one line.
+  std::string text() {
+    std::string out;
+    if (m_saved >= 0) {
+      std::fflush(stderr);
+      ::dup2(m_saved, 2);
+      ::close(m_saved);
+      m_saved = -1;
+      std::rewind(m_file);
+      for (int c; (c = std::fgetc(m_file)) != EOF;) out += static_cast<char>(c);
+    }
+    if (m_file) std::fclose(m_file);
+    m_file = nullptr;
+    return one_line(out);
+  }
+
+ private:
+  std::FILE* m_file = nullptr;
+  int m_saved = -1;
+};
 
 /// Runs `check`; a cardio::Error it throws (the readers name the file) is located at the key, and
 /// so is an exception of a library under them (ITK's, which does not name the file).
+/// What the libraries printed meanwhile joins the message; after a success, it is a warning.
 template <class F>
 void at_key(const InputFile& f, F&& check) {
+  StderrCapture printed;
+  auto said = [&] {
+    const std::string t = printed.text();
+    return t.empty() ? t : " (the reader printed: " + t + ")";
+  };
   try {
     check();
   } catch (const InvalidInput&) {
     throw;
   } catch (const Error& e) {
-    fail_at(f.node, f.key, e.what());
+    fail_at(f.node, f.key, e.what() + said());
   } catch (const std::bad_alloc&) {
     throw;  // main says what was being built
   } catch (const std::length_error&) {
     throw;
   } catch (const std::exception& e) {
-    fail_at(f.node, f.key, f.path.string() + ": cannot be read: " + one_line(e.what()));
+    fail_at(f.node, f.key, f.path.string() + ": cannot be read: " + one_line(e.what()) + said());
   }
+  if (const std::string t = printed.text(); !t.empty())
+    std::cerr << "cardiac: warning: " << f.path.string() << ": the reader printed: " << t << "\n";
 }
 
 /// The labels of the geometry source and their voxel counts (-1: not counted, a built-in source),
@@ -148,7 +196,8 @@ void check_roles(const MeshConfig& c, config::Document& doc, const std::vector<I
   const bool counted = !s.count.empty() && s.count.begin()->second >= 0;
   present << "; labels present" << (counted ? " (voxel counts):" : ":");
   for (auto it = s.count.begin(); it != s.count.end(); ++it)
-    present << (it == s.count.begin() ? " " : ", ") << it->first << (counted ? " (" + std::to_string(it->second) + ")" : "");
+    present << (it == s.count.begin() ? " " : ", ") << it->first
+            << (counted ? " (" + std::to_string(it->second) + ")" : "");
   const config::Node roles = doc.root().child("geometry").child_or_empty("roles");
   const LabelRoles& r = c.geometry.roles;
   if (!found(r.myocardium))

@@ -388,7 +388,8 @@ int report_incomplete(const fs::path& out, const pipeline::BeatRunResult& h, pip
   io::write_json(out / kIncompleteSummary, h.summary);
   fs::remove(out / "checkpoint.bin");
   log.error("cardiac: run failed: " + h.incomplete_reason + "\ncardiac: what was computed is in " + out.string() +
-            " (frames, timeseries.csv, final.vtu; " + kIncompleteSummary + " with \"complete\": false); no summary.json\n");
+            " (frames, timeseries.csv, final.vtu; " + kIncompleteSummary +
+            " with \"complete\": false); no summary.json\n");
   return kExitFailed;
 }
 

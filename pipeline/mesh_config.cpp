@@ -140,8 +140,12 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
     for (const char* k : {"phantom", "labels", "box"}) n.reject_if_present(k, "used with the matching source only");
   }
   const Node roles = n.child_or_empty("roles");
-  if (g.source == "image" && !roles.has("myocardium"))
-    n.fail("roles", "an image needs its label roles: roles: {myocardium: [..], cavities: [{name: lv, labels: [..]}]}");
+  if (g.source == "image" && !roles.has("myocardium")) {
+    if (!n.has("roles"))
+      n.fail("roles",
+             "an image needs its label roles: roles: {myocardium: [..], cavities: [{name: lv, labels: [..]}]}");
+    (void)roles.integers("myocardium", std::nullopt, 0, kMaxLabel);  // required: the message names a misspelt key
+  }
   g.roles = parse_roles(roles, default_roles);
   g.element_size = n.quantity("element_size", Dimension::length, 0.0, Range::non_negative());
   g.label_vote = n.choice("label_vote", {"majority", "nearest"}, "majority");

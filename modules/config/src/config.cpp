@@ -61,6 +61,13 @@ struct Document::Impl {
       p.resize(cut);
     }
   }
+  // Also an override of a key below `path`: "--set 'simulationb.eats=1'" created `simulationb`.
+  std::optional<std::string> override_creating(const std::string& path) const {
+    if (auto o = override_of(path)) return o;
+    for (const auto& [p, assignment] : overrides)
+      if (p.rfind(path + ".", 0) == 0) return "--set '" + assignment + "'";
+    return std::nullopt;
+  }
 };
 
 Document::Document() : m_impl(std::make_unique<Impl>()) {}
@@ -210,7 +217,9 @@ void Document::check_no_unknown_keys() const {
         const bool known = it != m_impl->known.end() && it->second.count(key);
         if (!known) {
           std::ostringstream os;
-          const auto from_override = m_impl->override_of(join(path, key));
+          // A key without a position in the file was made by an override (of it or of a key below it).
+          const auto from_override = kv.first.Mark().line < 0 ? m_impl->override_creating(join(path, key))
+                                                              : m_impl->override_of(join(path, key));
           os << (from_override ? *from_override : location(m_file, kv.first.Mark())) << ": unknown key '"
              << join(path, key) << "'";
           if (it != m_impl->known.end() && !it->second.empty()) {
@@ -308,7 +317,9 @@ std::string Node::where_of(const std::string& key) const {
 }
 
 void Node::fail(const std::string& key, const std::string& message) const {
-  CARDIO_FAIL(where_of(key) << ": " << (key.empty() ? m_path : key_path(key)) << ": " << message);
+  // An error of the whole map ("give exactly one of ...") may come from a misspelt key in it.
+  CARDIO_FAIL(where_of(key) << ": " << (key.empty() ? m_path : key_path(key)) << ": " << message
+                            << (key.empty() ? unread_misspelling() : std::string()));
 }
 
 std::shared_ptr<YAML::Node> Node::lookup(const std::string& key) const {
@@ -326,13 +337,28 @@ void Node::record(const std::string& key, const std::string& resolved) const {
 void Node::fail_missing(const std::string& key, const std::string& message) const {
   static const std::set<std::string> none;
   const auto it = m_doc->m_impl->known.find(m_path);
-  fail(key, message + misspelling_hint(*m_yaml, key, m_doc->m_file, it == m_doc->m_impl->known.end() ? none : it->second));
+  const std::set<std::string>& known = it == m_doc->m_impl->known.end() ? none : it->second;
+  const std::string hint = misspelling_hint(*m_yaml, key, m_doc->m_file, known);
+  fail(key, message + (hint.empty() ? unread_misspelling() : hint));
+}
+
+std::string Node::unread_misspelling() const {
+  const auto it = m_doc->m_impl->known.find(m_path);
+  if (it == m_doc->m_impl->known.end() || !m_yaml->IsMap()) return {};
+  for (const auto& kv : *m_yaml) {
+    if (!kv.first.IsScalar() || it->second.count(kv.first.Scalar())) continue;
+    for (const std::string& known : it->second)
+      if (std::string hint = misspelling_hint(*m_yaml, known, m_doc->m_file, it->second); !hint.empty())
+        return hint;
+  }
+  return {};
 }
 
 bool Node::has(const std::string& key) const { return lookup(key) != nullptr; }
 
 void Node::reject_if_present(const std::string& key, const std::string& why) const {
-  if (lookup(key)) fail(key, "does not apply here: " + why);
+  // A misspelt deciding key (`soruce: uniform`) leaves its default: say so, not only that this does not apply.
+  if (lookup(key)) fail(key, "does not apply here: " + why + unread_misspelling());
 }
 
 Node Node::child(const std::string& key) const {
@@ -564,12 +590,15 @@ Eigen::Vector3d Node::vec3(const std::string& key, units::Dimension dim,
     if (!fallback) fail_missing(key, "required key is missing (expected [x, y, z])");
     out = *fallback;
   } else {
-    const std::string what = dim == units::Dimension::dimensionless ? "numbers" : std::string(units::dimension_name(dim)) + " values";
+    const std::string what =
+        dim == units::Dimension::dimensionless ? "numbers" : std::string(units::dimension_name(dim)) + " values";
     if (!v->IsSequence() || v->size() != 3) fail(key, "expected a list of 3 " + what + " [x, y, z], " + got(*v));
     for (int i = 0; i < 3; ++i) {
       std::string why = "not a value";
       const auto q = (*v)[i].IsScalar() ? units::parse_quantity((*v)[i].Scalar(), dim, &why) : std::nullopt;
-      if (!q) fail(key, "component " + std::to_string(i) + ": expected " + a_quantity(dim) + ", " + got((*v)[i]) + ": " + why);
+      if (!q)
+        fail(key, "component " + std::to_string(i) + ": expected " + a_quantity(dim) + ", " + got((*v)[i]) + ": " +
+                      why);
       out[i] = *q;
     }
   }

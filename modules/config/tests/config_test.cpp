@@ -229,7 +229,8 @@ TEST(ConfigTest, MapOrListWhereAValueBelongs) {
   EXPECT_HAS(error_of([&] { m.boolean("flag", false); }), "m.flag: expected true or false, found a list ([1])");
   EXPECT_HAS(error_of([&] { m.vec3("p", Dimension::length, std::nullopt); }),
              "m.p: component 1: expected a length [mm], found a map ({a: 1})");
-  EXPECT_HAS(error_of([&] { m.integers("ids", std::nullopt, 0, 9); }), "m.ids: item 1: expected an integer, found a list ([2])");
+  EXPECT_HAS(error_of([&] { m.integers("ids", std::nullopt, 0, 9); }),
+             "m.ids: item 1: expected an integer, found a list ([2])");
   EXPECT_HAS(error_of([&] { m.number("missing", std::nullopt); }), "required key is missing (expected a number)");
 }
 
@@ -524,6 +525,37 @@ TEST(ConfigTest, ErrorsInOverriddenValuesNameTheOverride) {
   ASSERT_EQ(items.size(), 2u);
   EXPECT_HAS(error_of([&] { items[1].number("e", std::nullopt, Range::positive()); }),
              "--set 'items=[{e: 1}, {e: -1}]': items[1].e: value -1 is out of range");
+}
+
+// Found by the fuzz test (issue 14): a section an override creates with a misspelt name was blamed
+// on the file, without a line.
+TEST(ConfigTest, AnUnknownSectionMadeByAnOverrideNamesIt) {
+  auto doc = load("name: x\nsimulation: {beats: 2}\n");
+  doc->set_override("simulationb.eats=1");
+  doc->root().text("name", std::nullopt);
+  (void)doc->root().child("simulation").integer("beats", 1, 1, 9);
+  EXPECT_EQ(error_of([&] { doc->check_no_unknown_keys(); }),
+            "--set 'simulationb.eats=1': unknown key 'simulationb'; did you mean 'simulation'?");
+}
+
+// A misspelt key that leaves a default in place is named with the error it causes (issue 14).
+TEST(ConfigTest, AMisspeltKeyIsNamedWhereItsAbsenceCausesTheError) {
+  auto doc = load(
+      "fibres:\n  soruce: uniform\n  direction: [1, 0, 0]\nroles: {myocaridum: [1]}\nm: {E: 1, poisosn_ratio: 0.3}\n");
+  const Node f = doc->root().child("fibres");
+  EXPECT_EQ(f.choice("source", {"rule", "uniform"}, "rule"), "rule");
+  EXPECT_EQ(error_of([&] { f.reject_if_present("direction", "used with source: uniform only"); }),
+            "test.yaml:3:14: fibres.direction: does not apply here: used with source: uniform only; found 'soruce' at "
+            "test.yaml:2:3, did you mean 'source'?");
+  // A required key missing, whose absence another misspelt key explains.
+  const Node r = doc->root().child("roles");
+  (void)r.has("cavities");
+  EXPECT_HAS(error_of([&] { r.integers("myocardium", std::nullopt, 0, 9); }), "did you mean 'myocardium'?");
+  const Node m = doc->root().child("m");
+  (void)m.has("poisson_ratio");
+  EXPECT_HAS(error_of([&] { m.fail("", "give exactly one of E or poisson_ratio"); }),
+             "m: give exactly one of E or poisson_ratio; found 'poisosn_ratio' at test.yaml:5:11, "
+             "did you mean 'poisson_ratio'?");
 }
 
 TEST(ConfigTest, YamlSyntaxErrorNamesLine) {

@@ -102,11 +102,24 @@ std::string_view dimension_name(Dimension d) {
   return "?";
 }
 
+namespace {
+/// "a length", "an angle", "a pressure"; with a dimensionless value: "a plain number".
+std::string a_dimension(Dimension d) {
+  if (d == Dimension::dimensionless) return "a plain number";
+  const std::string name(dimension_name(d));
+  return (std::string("aeiou").find(name.front()) != std::string::npos ? "an " : "a ") + name;
+}
+}  // namespace
+
 std::optional<double> parse_quantity(std::string_view text, Dimension d, std::string* why) {
   const std::string_view s = trim(text);
   // std::from_chars for double is locale-independent and strict.
   double value = 0.0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    if (why) *why = "not a finite number (beyond the range of a double)";
+    return std::nullopt;
+  }
   if (ec != std::errc() || ptr == s.data()) {
     if (why) *why = "not a number";
     return std::nullopt;
@@ -121,16 +134,15 @@ std::optional<double> parse_quantity(std::string_view text, Dimension d, std::st
     if (u.name != unit) continue;
     if (u.dim != d) {
       if (why)
-        *why = "unit '" + std::string(unit) + "' is a " + std::string(dimension_name(u.dim)) +
-               ", expected a " + std::string(dimension_name(d)) + " (e.g. " +
-               std::string(internal_unit(d)) + ")";
+        *why = "unit '" + std::string(unit) + "' is " + a_dimension(u.dim) + ", expected " + a_dimension(d) +
+               (d == Dimension::dimensionless ? " (no unit, or %)" : " (e.g. " + std::string(internal_unit(d)) + ")");
       return std::nullopt;
     }
     return value * u.factor;
   }
   if (why)
-    *why = "unknown unit '" + std::string(unit) + "' (expected a " +
-           std::string(dimension_name(d)) + " such as " + std::string(internal_unit(d)) + ")";
+    *why = "unknown unit '" + std::string(unit) + "' (expected " + a_dimension(d) +
+           (d == Dimension::dimensionless ? ": no unit, or %)" : " such as " + std::string(internal_unit(d)) + ")");
   return std::nullopt;
 }
 

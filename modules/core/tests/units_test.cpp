@@ -151,8 +151,19 @@ TEST(UnitsTest, NonFiniteRejected) {
     const std::string why = parse_err(text, Dimension::pressure);
     EXPECT_NE(why.find("finite"), std::string::npos) << "'" << text << "': " << why;
   }
-  // Out of the double range is not silently clamped to inf.
-  parse_err("1e999", Dimension::pressure);
+  // Out of the double range is not silently clamped to inf, and is said to be so.
+  EXPECT_EQ(parse_err("1e999", Dimension::pressure), "not a finite number (beyond the range of a double)");
+}
+
+// Grammar of the messages (issue 14): "an angle", and no "a dimensionless such as 1".
+TEST(UnitsTest, MessagesReadAsEnglish) {
+  EXPECT_EQ(parse_err("10 deg", Dimension::length), "unit 'deg' is an angle, expected a length (e.g. mm)");
+  EXPECT_EQ(parse_err("10 kPa", Dimension::dimensionless),
+            "unit 'kPa' is a pressure, expected a plain number (no unit, or %)");
+  EXPECT_EQ(parse_err("2 furlong", Dimension::dimensionless),
+            "unknown unit 'furlong' (expected a plain number: no unit, or %)");
+  EXPECT_EQ(parse_err("2 furlong", Dimension::acceleration),
+            "unknown unit 'furlong' (expected an acceleration such as mm/ms^2)");
 }
 
 TEST(UnitsTest, WhyIsOptional) {

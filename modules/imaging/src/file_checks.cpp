@@ -201,7 +201,8 @@ std::uint64_t inflated_size(const fs::path& file, std::uint64_t offset, std::uin
   std::uint64_t total = 0, left = size;
   int rc = Z_OK;
   while (rc == Z_OK && total < needed && left > 0) {
-    in.read(reinterpret_cast<char*>(src.data()), static_cast<std::streamsize>(std::min<std::uint64_t>(left, src.size())));
+    const auto chunk = static_cast<std::streamsize>(std::min<std::uint64_t>(left, src.size()));
+    in.read(reinterpret_cast<char*>(src.data()), chunk);
     if (in.gcount() <= 0) break;
     left -= static_cast<std::uint64_t>(in.gcount());
     z.next_in = src.data();

@@ -136,7 +136,9 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
   auto measure_residual = [&](double lf) {
     fext.setZero(3, n);
     sys.add_loads(s.x, lf, fext);
-    const double r_free = parallel_max(n, [&](std::int64_t i) { return s.f.col(i).cwiseProduct(free.col(i)).cwiseAbs().maxCoeff(); });
+    const double r_free = parallel_max(n, [&](std::int64_t i) {
+      return s.f.col(i).cwiseProduct(free.col(i)).cwiseAbs().maxCoeff();
+    });
     const double r_fixed = parallel_max(n, [&](std::int64_t i) {
       return s.f.col(i).cwiseProduct(Eigen::Vector3d::Ones() - free.col(i)).cwiseAbs().maxCoeff();
     });

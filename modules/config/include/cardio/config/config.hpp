@@ -95,6 +95,9 @@ class Node {
   void record(const std::string& key, const std::string& resolved) const;
   /// fail() for a missing required key, with a hint if a misspelt key is present.
   [[noreturn]] void fail_missing(const std::string& key, const std::string& message) const;
+  /// "; found 'soruce' at FILE:L:C, did you mean 'source'?" for a key of this map that no read asked
+  /// for and that looks like one a read asked for; "" if there is none.
+  std::string unread_misspelling() const;
 
   std::shared_ptr<Document> m_doc;
   std::shared_ptr<YAML::Node> m_yaml;  // forward-declared to keep yaml-cpp out of this header
