@@ -10,11 +10,14 @@ namespace cardio::pipeline {
 namespace {
 
 /// OpenMP threads spin at every barrier by default (libgomp: some 300 000 spins before sleeping):
-/// next to one other busy process that made a run 2.8x slower, while passive waiting costs about
-/// 14 % on an idle machine (docs/performance.md, "OpenMP waiting").
-bool set_passive_openmp_waiting() {
+/// next to one other busy process that made a run 2.8x slower. Fully passive waiting wakes the
+/// team with a system call per parallel region: with the SIMD kernel a step of the default case
+/// is about 1 ms, and 2 threads were no faster than 1. A bounded spin of 2 000 before sleeping:
+/// 27.0 s idle (passive 41.5 s, 1 thread 43.2 s), 59 s next to a busy process (passive 44 s,
+/// 20 000 spins 123 s) (docs/performance.md, "OpenMP waiting").
+bool set_bounded_openmp_spinning() {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return false;
-  return setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0;
+  return setenv("GOMP_SPINCOUNT", "2000", 1) == 0;
 }
 
 /// Debian 12's OpenBLAS (0.3.21) does not recognise some virtual CPUs (CPUID "Intel Xeon
@@ -36,7 +39,7 @@ bool set_openblas_kernels() {
 }  // namespace
 
 void choose_runtime_settings(char** argv) {
-  const bool waiting = set_passive_openmp_waiting();
+  const bool waiting = set_bounded_openmp_spinning();
   const bool blas = set_openblas_kernels();
   if (waiting || blas) execv("/proc/self/exe", argv);  // returns only on failure
 }

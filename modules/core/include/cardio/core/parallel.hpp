@@ -89,6 +89,23 @@ void parallel_for(std::int64_t n, Body&& body) {
 #endif
 }
 
+/// body(b) for b in [0, n) where each b is a sizeable block of work (a chunk of elements): in
+/// parallel from two blocks on, without parallel_for's small-loop cutoff (which ran the element
+/// loops of meshes below about 10^6 elements, 64 chunks or fewer per colour, on one thread).
+template <class Body>
+void parallel_for_blocks(std::int64_t n, Body&& body) {
+#ifdef CARDIO_HAVE_OPENMP
+  if (n < 2) {
+    for (std::int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) body(i);
+#else
+  for (std::int64_t i = 0; i < n; ++i) body(i);
+#endif
+}
+
 /// Chunk size of deterministic reductions; fixed so the summation tree never changes.
 inline constexpr std::int64_t kReduceChunk = 4096;
 

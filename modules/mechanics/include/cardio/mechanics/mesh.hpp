@@ -116,7 +116,7 @@ Eigen::VectorXd lumped_masses(const HexMesh& mesh, const std::vector<double>& de
 template <class Body>
 void for_each_chunk(const ElementSchedule& s, Body&& body) {
   for (const auto& colour : s.colours)
-    parallel_for(static_cast<std::int64_t>(colour.size()), [&](std::int64_t k) {
+    parallel_for_blocks(static_cast<std::int64_t>(colour.size()), [&](std::int64_t k) {
       const std::int32_t c = colour[static_cast<std::size_t>(k)];
       body(s.chunk_begin[c], s.chunk_begin[c + 1]);
     });
