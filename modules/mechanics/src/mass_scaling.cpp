@@ -22,7 +22,8 @@ Eigen::VectorXd element_frequency_bounds(const HexMesh& mesh, const InternalForc
     ElementStiffness K;
     forces.element_stiffness(std::int32_t(e), x, K);
     const ElementStiffness Ks = 0.5 * (K + K.transpose());
-    const double lambda = Eigen::SelfAdjointEigenSolver<ElementStiffness>(Ks, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
+    const double lambda =
+        Eigen::SelfAdjointEigenSolver<ElementStiffness>(Ks, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
     omega[e] = std::sqrt(std::max(lambda, 0.0) / (element_mass[e] / 8));
   });
   for (Eigen::Index e = 0; e < omega.size(); ++e)

@@ -93,7 +93,8 @@ Mat3<T> reference_gradient(const ElementEdges<T>& e, int g) {
   Mat3<T> F;
   for (int a = 0; a < 3; ++a) {
     const double(&w)[4] = kEdgeWeight.w[g][a];
-    for (int i = 0; i < 3; ++i) F(i, a) = w[0] * e.v[a][0][i] + w[1] * e.v[a][1][i] + w[2] * e.v[a][2][i] + w[3] * e.v[a][3][i];
+    for (int i = 0; i < 3; ++i)
+      F(i, a) = w[0] * e.v[a][0][i] + w[1] * e.v[a][1][i] + w[2] * e.v[a][2][i] + w[3] * e.v[a][3][i];
   }
   return F;
 }
@@ -151,7 +152,8 @@ T energy_density(const SampleLaw<P>& a, const Mat3<T>& M, Mat3<T>& G) {
   Mat3<T> E;
   for (int j = 0; j < 3; ++j)
     for (int i = 0; i <= j; ++i) E(i, j) = E(j, i) = 0.5 * (M(i, j) * (a.ir[i] * a.ir[j]) - (i == j ? 1.0 : 0.0));
-  const T Q = a.b_f * (E(0, 0) * E(0, 0)) + a.b_t * (E(1, 1) * E(1, 1) + E(2, 2) * E(2, 2) + 2.0 * (E(1, 2) * E(1, 2))) +
+  const T Q = a.b_f * (E(0, 0) * E(0, 0)) +
+              a.b_t * (E(1, 1) * E(1, 1) + E(2, 2) * E(2, 2) + 2.0 * (E(1, 2) * E(1, 2))) +
               2.0 * a.b_fs * (E(0, 1) * E(0, 1) + E(0, 2) * E(0, 2));
   const T e_minus_one = ScalarMath<T>::exp_minus_one(Q);
   const T c = a.C * (e_minus_one + 1.0);  // S = c (1/2) dQ/dE

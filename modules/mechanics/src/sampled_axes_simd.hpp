@@ -57,7 +57,8 @@ struct SampledLanes {
   /// active_sample_law: the same formulas on lanes).
   static void load_constants(const SampledBatchInput& in, std::int32_t first, const std::int32_t (&element)[L],
                              SampledConstants<B>& d) {
-    const double* block = in.blocks + std::int64_t(first / kBlockLanes) * kBlockValues * kBlockLanes + first % kBlockLanes;
+    const double* block =
+        in.blocks + std::int64_t(first / kBlockLanes) * kBlockValues * kBlockLanes + first % kBlockLanes;
     for (int g = 0; g < kSampleCount; ++g) {
       for (int k = 0; k < 9; ++k) d.map[g].m[k] = B::load_unaligned(block + (9 * g + k) * kBlockLanes);
       d.weight[g] = B::load_unaligned(block + (kWeightOffset + g) * kBlockLanes);

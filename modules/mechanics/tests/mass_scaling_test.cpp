@@ -15,7 +15,8 @@ namespace cardio::mechanics {
 namespace {
 
 // Highest omega of K u = omega^2 M u, K by central differences of the assembled forces.
-double assembled_max_frequency(const InternalForces& model, const Eigen::Matrix3Xd& x, const Eigen::VectorXd& nodal_mass) {
+double assembled_max_frequency(const InternalForces& model, const Eigen::Matrix3Xd& x,
+                               const Eigen::VectorXd& nodal_mass) {
   const Eigen::MatrixXd K = testing::fd_stiffness(model, x);
   Eigen::VectorXd inv_sqrt_m(K.rows());
   for (Eigen::Index i = 0; i < K.rows(); ++i) inv_sqrt_m[i] = 1 / std::sqrt(nodal_mass[i / 3]);

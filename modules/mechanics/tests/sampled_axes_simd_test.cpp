@@ -99,7 +99,8 @@ TEST(SampledAxesSimd, EveryBuildsTangentMatchesTheAutoDiffReference) {
       sampled_element_stiffness(model.sampled_element(e), c.laws[c.mesh.material[i]], c.Ta[i], c.activation[i],
                                 gather(c.x, c.mesh.hexes[i]), reference);
       ASSERT_TRUE(reference.allFinite());
-      EXPECT_LT((K - reference).cwiseAbs().maxCoeff(), 1e-11 * reference.cwiseAbs().maxCoeff()) << isa << ", element " << e;
+      EXPECT_LT((K - reference).cwiseAbs().maxCoeff(), 1e-11 * reference.cwiseAbs().maxCoeff())
+          << isa << ", element " << e;
     }
   }
 }
