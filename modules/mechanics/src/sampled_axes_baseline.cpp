@@ -12,6 +12,4 @@ void sampled_stiffness_baseline(const SampledConstants<double>& d, const double*
   SampledLanes<xsimd::default_arch>::stiffness(d, x, K);
 }
 
-int baseline_lanes() { return SampledLanes<xsimd::default_arch>::L; }
-
 }  // namespace cardio::mechanics::detail

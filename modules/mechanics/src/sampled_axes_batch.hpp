@@ -46,7 +46,6 @@ using SampledStiffnessKernel = void (*)(const SampledConstants<double>& d, const
 
 struct SampledKernel {
   const char* isa = "";  ///< "avx512f", "avx2", or "baseline" (the build's default instruction set)
-  int lanes = 1;    ///< doubles per vector
   SampledRangeKernel run = nullptr;
   SampledStiffnessKernel stiffness = nullptr;
 };
@@ -62,6 +61,5 @@ void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, 
 void sampled_range_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 void sampled_stiffness_avx512(const SampledConstants<double>& d, const double* x, double* K);
 #endif
-int baseline_lanes();
 
 }  // namespace cardio::mechanics::detail

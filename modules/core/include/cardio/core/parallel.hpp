@@ -74,19 +74,27 @@ class SerialLibraryRegions {
 /// (and, next to other busy processes, a parallel region per tiny loop is where time is lost).
 inline constexpr std::int64_t kMinParallelLoop = 64;
 
-/// body(i) for i in [0, n). The body must only write data owned by index i.
+namespace detail {
+/// body(i) for i in [0, n), on the team when n >= min_parallel, else on the calling thread.
 template <class Body>
-void parallel_for(std::int64_t n, Body&& body) {
+void parallel_loop(std::int64_t n, std::int64_t min_parallel, Body&& body) {
 #ifdef CARDIO_HAVE_OPENMP
-  if (n < kMinParallelLoop) {
+  if (n >= min_parallel) {
+#pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) body(i);
     return;
   }
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) body(i);
 #else
-  for (std::int64_t i = 0; i < n; ++i) body(i);
+  (void)min_parallel;
 #endif
+  for (std::int64_t i = 0; i < n; ++i) body(i);
+}
+}  // namespace detail
+
+/// body(i) for i in [0, n). The body must only write data owned by index i.
+template <class Body>
+void parallel_for(std::int64_t n, Body&& body) {
+  detail::parallel_loop(n, kMinParallelLoop, body);
 }
 
 /// body(b) for b in [0, n) where each b is a sizeable block of work (a chunk of elements): in
@@ -94,16 +102,7 @@ void parallel_for(std::int64_t n, Body&& body) {
 /// loops of meshes below about 10^6 elements, 64 chunks or fewer per colour, on one thread).
 template <class Body>
 void parallel_for_blocks(std::int64_t n, Body&& body) {
-#ifdef CARDIO_HAVE_OPENMP
-  if (n < 2) {
-    for (std::int64_t i = 0; i < n; ++i) body(i);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) body(i);
-#else
-  for (std::int64_t i = 0; i < n; ++i) body(i);
-#endif
+  detail::parallel_loop(n, 2, body);
 }
 
 /// Chunk size of deterministic reductions; fixed so the summation tree never changes.
