@@ -29,7 +29,8 @@ normalise() {
   case "$1" in
     *.json) /usr/bin/python3 - "$1" << 'EOF'
 import json, re, sys
-timing = re.compile(r'(_s|_utc|^version|^config|^config_hash_fnv1a|^threads)$')
+# mesh_cache.key holds the hash of the executable.
+timing = re.compile(r'(_s|_utc|^version|^config|^config_hash_fnv1a|^threads|^key)$')
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items() if not timing.search(k)}

@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "cardio/config/config.hpp"
-#include "heart_config.hpp"
-#include "mesh_config.hpp"
-#include "run_config.hpp"
+#include "config/heart_config.hpp"
+#include "config/mesh_config.hpp"
+#include "config/run_config.hpp"
 
 namespace fs = std::filesystem;
 using namespace cardio;

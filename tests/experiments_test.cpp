@@ -5,8 +5,8 @@
 
 #include <iostream>
 
-#include "experiments.hpp"
-#include "run_config.hpp"
+#include "blocks/experiments.hpp"
+#include "config/run_config.hpp"
 
 namespace cardio::pipeline {
 namespace {

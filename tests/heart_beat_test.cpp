@@ -19,10 +19,10 @@
 #include <vtkDataArray.h>
 
 #include "cardio/config/config.hpp"
-#include "heart_beat.hpp"
-#include "heart_config.hpp"
-#include "heart_run.hpp"
-#include "mesh_stage.hpp"
+#include "heart/heart_beat.hpp"
+#include "config/heart_config.hpp"
+#include "heart/heart_run.hpp"
+#include "mesh/mesh_stage.hpp"
 
 namespace fs = std::filesystem;
 using namespace cardio;

@@ -10,9 +10,9 @@
 
 #include "cardio/config/config.hpp"
 #include "cardio/mechanics/myocardium.hpp"
-#include "heart_config.hpp"
-#include "heart_run.hpp"
-#include "mesh_stage.hpp"
+#include "config/heart_config.hpp"
+#include "heart/heart_run.hpp"
+#include "mesh/mesh_stage.hpp"
 
 using namespace cardio;
 

@@ -15,8 +15,8 @@
 #include "cardio/imaging/resample.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "cardio/phantoms/phantoms.hpp"
-#include "memory_estimate.hpp"
-#include "mesh_config.hpp"
+#include "mesh/memory_estimate.hpp"
+#include "config/mesh_config.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

@@ -27,8 +27,8 @@
 #include "cardio/core/error.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/phantoms/phantoms.hpp"
-#include "mesh_config.hpp"
-#include "mesh_stage.hpp"
+#include "config/mesh_config.hpp"
+#include "mesh/mesh_stage.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

@@ -12,8 +12,8 @@
 
 #include "cardio/config/config.hpp"
 #include "cardio/core/error.hpp"
-#include "heart_config.hpp"
-#include "output_estimate.hpp"
+#include "config/heart_config.hpp"
+#include "heart/output_estimate.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

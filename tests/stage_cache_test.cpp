@@ -16,10 +16,10 @@
 #include "cardio/core/error.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/phantoms/phantoms.hpp"
-#include "heart_config.hpp"
-#include "mesh_config.hpp"
-#include "mesh_stage.hpp"
-#include "stage_cache.hpp"
+#include "config/heart_config.hpp"
+#include "config/mesh_config.hpp"
+#include "mesh/mesh_stage.hpp"
+#include "mesh/stage_cache.hpp"
 #include "test_support.hpp"
 
 #ifndef CARDIAC_EXE

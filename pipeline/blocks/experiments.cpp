@@ -1,0 +1,378 @@
+#include "blocks/experiments.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <ostream>
+
+#include "cardio/core/error.hpp"
+#include "cardio/core/parallel.hpp"
+#include "cardio/mechanics/baudet_cube.hpp"
+#include "cardio/mechanics/bourguignon_cani.hpp"
+
+namespace cardio::pipeline {
+namespace mech = cardio::mechanics;
+using Eigen::Vector3d;
+using json = nlohmann::json;
+
+namespace {
+
+const char* kAxisName[3] = {"x", "y", "z"};
+
+// Lattice index of node n of the block along each axis.
+Eigen::Vector3i lattice(const mech::BlockSpec& b, std::int32_t n) {
+  const int i = n % (b.nx + 1), j = (n / (b.nx + 1)) % (b.ny + 1), k = n / ((b.nx + 1) * (b.ny + 1));
+  return {i, j, k};
+}
+
+int count(const mech::BlockSpec& b, int axis) { return axis == 0 ? b.nx : axis == 1 ? b.ny : b.nz; }
+
+std::vector<std::int32_t> face_nodes(const mech::BlockSpec& b, int axis, bool high) {
+  std::vector<std::int32_t> out;
+  const int target = high ? count(b, axis) : 0;
+  const std::int32_t n_nodes = (b.nx + 1) * (b.ny + 1) * (b.nz + 1);
+  for (std::int32_t n = 0; n < n_nodes; ++n)
+    if (lattice(b, n)[axis] == target) out.push_back(n);
+  return out;
+}
+
+std::vector<mech::Quad> face_quads(const mech::HexMesh& mesh, const std::vector<mech::Quad>& boundary, int axis,
+                                   double coordinate) {
+  std::vector<mech::Quad> out;
+  const double tol = 1e-9 * (1 + std::abs(coordinate));
+  for (const mech::Quad& q : boundary) {
+    bool on = true;
+    for (std::int32_t n : q) on = on && std::abs(mesh.rest(axis, n) - coordinate) <= tol;
+    if (on) out.push_back(q);
+  }
+  return out;
+}
+
+double mean_displacement(const mech::NodeState& s, const mech::HexMesh& mesh, const std::vector<std::int32_t>& nodes, int comp) {
+  double sum = 0;
+  for (std::int32_t n : nodes) sum += s.x(comp, n) - mesh.rest(comp, n);
+  return sum / static_cast<double>(nodes.size());
+}
+
+double length(const mech::BlockSpec& b, int axis) { return b.h * count(b, axis); }
+
+mech::DofConstraint constraint(std::vector<std::int32_t> nodes, std::uint8_t mask) {
+  mech::DofConstraint c;
+  c.nodes = std::move(nodes);
+  c.mask = mask;
+  return c;
+}
+
+int voigt_index(int a, int b) {
+  if (a == b) return a;
+  const int s = a + b;  // (1,2) -> 3, (0,2) -> 4, (0,1) -> 5
+  return s == 3 ? 3 : s == 2 ? 4 : 5;
+}
+
+}  // namespace
+
+Eigen::Matrix<double, 6, 6> predicted_stiffness(const RunConfig& cfg) {
+  if (cfg.element.type == "baudet_cube") {
+    const auto& c = cfg.material.constants;
+    const double E = c.E_fibre, nu = c.nu_cross;
+    const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+    Eigen::Matrix<double, 6, 6> C = Eigen::Matrix<double, 6, 6>::Zero();
+    C.topLeftCorner<3, 3>().setConstant(lam);
+    for (int i = 0; i < 3; ++i) C(i, i) += 2 * mu, C(i + 3, i + 3) = mu;
+    return C;
+  }
+  CARDIO_CHECK(cfg.fibres.kind == mech::FibreField::Kind::uniform, "a prediction needs uniform fibres");
+  const mech::HexMesh one = mech::make_block({1, 1, 1, cfg.block.h, Vector3d::Zero()}, cfg.fibres);
+  Eigen::Matrix3d R;
+  R << one.fibre.col(0), one.sheet.col(0), one.normal(0);
+  mech::BCCalibration opt{cfg.element.radial_share, cfg.element.hourglass_factor, cfg.element.volume_terms,
+                          cfg.material.law, cfg.material.exponent, cfg.element.damping_time};
+  mech::BCModuli m = mech::calibrate_bourguignon_cani(cfg.material.constants, opt);
+  // The radial springs are tied to the voxel corners, not to the fibre frame: their share
+  // (normal coupling r and shear r, docs/calibration.md) is added in the voxel axes.
+  const double r = m.radial;
+  m.radial = 0;
+  Eigen::Matrix<double, 6, 6> C = mech::rotate_voigt(mech::stiffness_voigt(m), R);
+  C.topLeftCorner<3, 3>().array() += r;
+  C.bottomRightCorner<3, 3>().diagonal().array() += r;
+  return C;
+}
+
+ExperimentModel build_model(const RunConfig& cfg) {
+  ExperimentModel m;
+  m.mesh = mech::make_block(cfg.block, cfg.fibres);
+  std::unique_ptr<mech::InternalForces> internal;
+  if (cfg.element.type == "bourguignon_cani") {
+    mech::BCCalibration opt{cfg.element.radial_share, cfg.element.hourglass_factor, cfg.element.volume_terms,
+                            cfg.material.law, cfg.material.exponent, cfg.element.damping_time};
+    internal = std::make_unique<mech::BourguignonCaniForces>(
+        m.mesh, std::vector<mech::BCModuli>{mech::calibrate_bourguignon_cani(cfg.material.constants, opt)});
+  } else {
+    const auto& c = cfg.material.constants;
+    internal = std::make_unique<mech::BaudetCubeForces>(
+        m.mesh, std::vector<mech::BaudetConstants>{mech::calibrate_baudet(c.E_fibre, c.nu_cross, cfg.block.h, cfg.element.damping_time, cfg.element.hourglass_factor)},
+        cfg.element.corrective_forces);
+  }
+  Eigen::VectorXd mass = mech::lumped_masses(m.mesh, {cfg.material.density});
+  m.system = std::make_unique<mech::MassSpringSystem>(m.mesh, std::move(internal), std::move(mass));
+  mech::MassSpringSystem& sys = *m.system;
+  const mech::BlockSpec& b = cfg.block;
+  const ExperimentParams& x = cfg.experiment;
+  const auto boundary = mech::boundary_faces(m.mesh);
+  const int a = x.axis, bb = (a + 1) % 3, cc = (a + 2) % 3;
+
+  switch (x.kind) {
+    case ExperimentKind::elongation: {
+      if (!x.traction) {
+        // Symmetry rollers on the three low faces, the high face of the axis moved along it.
+        for (int ax = 0; ax < 3; ++ax) sys.constraints.push_back(constraint(face_nodes(b, ax, false), 1u << ax));
+        mech::DofConstraint pull = constraint(face_nodes(b, a, true), 1u << a);
+        pull.b[a] = x.strain * length(b, a);
+        sys.constraints.push_back(pull);
+      } else {
+        // Roller on the low face; two pins remove the remaining rigid motions but leave the
+        // pulled face free to shear (the coupling of the paper's Fig. 6b).
+        sys.constraints.push_back(constraint(face_nodes(b, a, false), 1u << a));
+        Eigen::Vector3i origin = Eigen::Vector3i::Zero(), side = Eigen::Vector3i::Zero();
+        side[bb] = count(b, bb);
+        sys.constraints.push_back(constraint({mech::block_node(b, origin[0], origin[1], origin[2])},
+                                             static_cast<std::uint8_t>((1u << bb) | (1u << cc))));
+        sys.constraints.push_back(constraint({mech::block_node(b, side[0], side[1], side[2])}, 1u << cc));
+        sys.loads.pressures.push_back({face_quads(m.mesh, boundary, a, b.origin[a] + length(b, a)), -x.stress});
+      }
+      break;
+    }
+    case ExperimentKind::shear: {
+      // Every boundary node follows the simple shear u_dir = strain * X_normal.
+      std::vector<std::int32_t> nodes;
+      for (std::int32_t n = 0; n < m.mesh.n_nodes(); ++n) {
+        const Eigen::Vector3i l = lattice(b, n);
+        bool on = false;
+        for (int ax = 0; ax < 3; ++ax) on = on || l[ax] == 0 || l[ax] == count(b, ax);
+        if (on) nodes.push_back(n);
+      }
+      mech::DofConstraint c = constraint(nodes, 0b111);
+      c.M(x.axis, x.shear_normal) = x.strain;
+      c.b[x.axis] = -x.strain * b.origin[x.shear_normal];
+      sys.constraints.push_back(c);
+      break;
+    }
+    case ExperimentKind::inflation: {
+      // Pressure on every face; three pins remove rigid motions without reactions.
+      sys.loads.pressures.push_back({boundary, x.pressure});
+      sys.constraints.push_back(constraint({mech::block_node(b, 0, 0, 0)}, 0b111));
+      sys.constraints.push_back(constraint({mech::block_node(b, b.nx, 0, 0)}, 0b110));
+      sys.constraints.push_back(constraint({mech::block_node(b, 0, b.ny, 0)}, 0b100));
+      break;
+    }
+    case ExperimentKind::cantilever: {
+      sys.constraints.push_back(constraint(face_nodes(b, 0, false), 0b111));
+      sys.loads.gravity = x.gravity;
+      break;
+    }
+  }
+  sys.update_constraint_mask();
+  return m;
+}
+
+namespace {
+
+json measure(const RunConfig& cfg, const ExperimentModel& m, const mech::NodeState& s) {
+  const mech::BlockSpec& b = cfg.block;
+  const ExperimentParams& x = cfg.experiment;
+  const bool predictable = cfg.element.type == "baudet_cube" || cfg.fibres.kind == mech::FibreField::Kind::uniform;
+  Eigen::Matrix<double, 6, 6> S = Eigen::Matrix<double, 6, 6>::Zero();
+  if (predictable) S = predicted_stiffness(cfg).inverse();
+  const auto boundary = mech::boundary_faces(m.mesh);
+  const double V0 = mech::enclosed_volume(boundary, m.mesh.rest);
+  const double dV = mech::enclosed_volume(boundary, s.x) / V0 - 1;
+  json out;
+  out["volume_change_percent"] = 100 * dV;
+  switch (x.kind) {
+    case ExperimentKind::elongation: {
+      const int a = x.axis;
+      auto strain = [&](int ax, int comp) {
+        return (mean_displacement(s, m.mesh, face_nodes(b, ax, true), comp) -
+                mean_displacement(s, m.mesh, face_nodes(b, ax, false), comp)) / length(b, ax);
+      };
+      const double ea = strain(a, a);
+      double stress = x.stress;
+      if (!x.traction) {
+        // Reaction of the moved face: minus the internal force the block exerts on it.
+        double reaction = 0;
+        for (std::int32_t n : face_nodes(b, a, true)) reaction -= s.f(a, n);
+        const int bb = (a + 1) % 3, cc = (a + 2) % 3;
+        stress = reaction / (length(b, bb) * length(b, cc));
+      }
+      out["axis"] = kAxisName[a];
+      out["axial_strain"] = ea;
+      out["stress_kPa"] = stress;
+      out["youngs_modulus_kPa"] = stress / ea;
+      json expected;
+      if (predictable) expected["youngs_modulus_kPa"] = 1 / S(a, a);
+      for (int k = 1; k <= 2; ++k) {
+        const int l = (a + k) % 3;
+        out[std::string("poisson_ratio_") + kAxisName[l]] = -strain(l, l) / ea;
+        out[std::string("shear_strain_") + kAxisName[a] + kAxisName[l]] = strain(a, l) + strain(l, a);
+        if (predictable) {
+          expected[std::string("poisson_ratio_") + kAxisName[l]] = -S(l, a) / S(a, a);
+          expected[std::string("shear_strain_") + kAxisName[a] + kAxisName[l]] = S(voigt_index(a, l), a) / S(a, a) * ea;
+        }
+      }
+      out["expected"] = expected;
+      break;
+    }
+    case ExperimentKind::shear: {
+      const int d = x.axis, nrm = x.shear_normal;
+      double force = 0;
+      for (std::int32_t n : face_nodes(b, nrm, true)) force -= s.f(d, n);
+      int other = 3 - d - nrm;
+      const double tau = force / (length(b, d) * length(b, other));
+      out["shear_strain"] = x.strain;
+      out["shear_stress_kPa"] = tau;
+      out["shear_modulus_kPa"] = tau / x.strain;
+      if (predictable) out["expected"]["shear_modulus_kPa"] = 1 / S(voigt_index(d, nrm), voigt_index(d, nrm));
+      break;
+    }
+    case ExperimentKind::inflation: {
+      out["pressure_kPa"] = x.pressure;
+      out["bulk_modulus_kPa"] = -x.pressure / dV;
+      if (predictable) out["expected"]["bulk_modulus_kPa"] = 1 / S.topLeftCorner<3, 3>().sum();
+      break;
+    }
+    case ExperimentKind::cantilever: {
+      // Euler-Bernoulli deflection under its own weight (Baudet et al. 2007, eq. 10):
+      // w(x) = q/(24 E I)(6 L^2 x^2 - 4 L x^3 + x^4), q = rho g A, I = W H^3 / 12; and the
+      // Timoshenko beam, which adds the shear deflection q/(k G A)(L x - x^2/2), k = 5/6.
+      const double L = length(b, 0), W = length(b, 1), H = length(b, 2);
+      const double E = predictable ? 1 / S(0, 0) : cfg.material.constants.E_fibre;
+      const double G = predictable ? 1 / S(4, 4) : cfg.material.constants.G_fibre;
+      const double q = cfg.material.density * std::abs(x.gravity[2]) * W * H;
+      const double I = W * H * H * H / 12;
+      json table = json::array();
+      double max_err = 0, w_tip = 0, eb_tip = 0, t_tip = 0;
+      for (int i = 1; i <= b.nx; ++i) {
+        std::vector<std::int32_t> station;
+        for (std::int32_t n = 0; n < m.mesh.n_nodes(); ++n)
+          if (lattice(b, n)[0] == i) station.push_back(n);
+        const double w = -mean_displacement(s, m.mesh, station, 2) * (x.gravity[2] < 0 ? 1 : -1);
+        const double xi = i * b.h;
+        const double eb = q / (24 * E * I) * (6 * L * L * xi * xi - 4 * L * xi * xi * xi + xi * xi * xi * xi);
+        const double timo = eb + q / (5.0 / 6.0 * G * W * H) * (L * xi - 0.5 * xi * xi);
+        table.push_back({{"x_mm", xi}, {"deflection_mm", w}, {"euler_bernoulli_mm", eb}, {"timoshenko_mm", timo}});
+        w_tip = w, eb_tip = eb, t_tip = timo;
+        max_err = std::max(max_err, std::abs(w - eb));
+      }
+      out["tip_deflection_mm"] = w_tip;
+      out["euler_bernoulli_tip_mm"] = eb_tip;
+      out["timoshenko_tip_mm"] = t_tip;
+      out["tip_error_percent"] = 100 * (w_tip - eb_tip) / eb_tip;
+      out["tip_error_vs_timoshenko_percent"] = 100 * (w_tip - t_tip) / t_tip;
+      out["max_error_percent_of_tip"] = 100 * max_err / eb_tip;
+      out["deflection"] = table;
+      break;
+    }
+  }
+  return out;
+}
+
+const char* experiment_name(ExperimentKind k) {
+  switch (k) {
+    case ExperimentKind::elongation: return "elongation";
+    case ExperimentKind::shear: return "shear";
+    case ExperimentKind::inflation: return "inflation";
+    case ExperimentKind::cantilever: return "cantilever";
+  }
+  return "?";
+}
+
+}  // namespace
+
+ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ExperimentModel model = build_model(cfg);
+  mech::MassSpringSystem& sys = *model.system;
+  ExperimentResult res;
+  res.state = sys.rest_state(0.0);
+
+  // The stability estimate at rest checks a user-given dt and sets the dynamic step; the
+  // quasi-static solver with dt = 0 makes its own estimate at every load step.
+  const bool auto_quasi_static = cfg.solver.mode == "quasi_static" && cfg.solver.dt == 0;
+  double dt_stable = 0, dt = 0;
+  if (!auto_quasi_static) {
+    const double w = mech::estimate_max_frequency(sys, res.state.x);
+    dt_stable = mech::stable_time_step(w, sys.internal().max_damping_time());
+    dt = cfg.solver.dt_safety * dt_stable;
+    if (cfg.solver.dt > 0) {
+      if (cfg.solver.dt > dt_stable && !cfg.solver.force_dt)
+        CARDIO_FAIL(cfg.solver.dt_where << ": solver.dt: " << cfg.solver.dt << " ms is above the stability estimate "
+                    << dt_stable << " ms of this model (largest frequency " << w
+                    << " rad/ms); use a smaller dt, or set solver.force_dt: true to run anyway");
+      dt = cfg.solver.dt;
+    }
+  }
+  if (log) {
+    *log << "model: " << model.mesh.n_elements() << " " << sys.internal().name() << " elements, " << model.mesh.n_nodes()
+         << " nodes, " << thread_count() << " thread(s)";
+    if (!auto_quasi_static) *log << "; stable dt " << dt_stable << " ms, using " << dt << " ms";
+    *log << "\n";
+  }
+
+  json run;
+  if (cfg.solver.mode == "quasi_static") {
+    mech::QuasiStaticOptions o;
+    o.dt = cfg.solver.dt;  // 0: re-estimated at each load step
+    o.dt_safety = cfg.solver.dt_safety;
+    o.load_steps = cfg.solver.load_steps;
+    o.residual_tol = cfg.solver.residual_tol;
+    o.max_iterations = cfg.solver.max_iterations;
+    const mech::QuasiStaticResult q = mech::solve_quasi_static(sys, model.mesh, res.state, o);
+    if (!q.converged)
+      CARDIO_FAIL("quasi-static solve did not converge: the iteration limit solver.max_iterations = "
+                  << cfg.solver.max_iterations << " was reached in load step " << q.failed_load_step << " of "
+                  << cfg.solver.load_steps << " with the relative residual at " << q.residual
+                  << " (solver.residual_tol " << cfg.solver.residual_tol
+                  << "); raise solver.max_iterations or solver.load_steps");
+    dt = q.min_dt;
+    if (auto_quasi_static) dt_stable = dt / cfg.solver.dt_safety;
+    run["iterations"] = q.iterations;
+    run["relative_residual"] = q.residual;
+    if (log) *log << "quasi-static: converged in " << q.iterations << " iterations, residual " << q.residual << "\n";
+  } else {
+    const long n_steps = static_cast<long>(std::ceil(cfg.solver.t_end / dt - 1e-9));
+    dt = cfg.solver.t_end / static_cast<double>(n_steps);
+    const double ramp = cfg.solver.ramp_time;
+    auto factor = [&](double t) { return ramp > 0 ? std::min(1.0, t / ramp) : 1.0; };
+    auto rate = [&](double t) { return ramp > 0 && t < ramp ? 1.0 / ramp : 0.0; };
+    auto forces = [&](const Eigen::Matrix3Xd& xx, const Eigen::Matrix3Xd& vv, double t, Eigen::Matrix3Xd& f) {
+      sys.forces(xx, vv, factor(t), f);
+    };
+    auto project = [&](Eigen::Matrix3Xd& xx, Eigen::Matrix3Xd& vv, double t) { sys.project(xx, vv, factor(t), rate(t)); };
+    res.state = sys.rest_state(factor(0));
+    double t = 0;
+    for (long k = 1; k <= n_steps; ++k) {
+      mech::step(cfg.solver.scheme, res.state, t, dt, forces, project);
+      t = k * dt;
+      mech::check_state(sys, model.mesh, res.state, dt, k, t);
+    }
+    run["steps"] = n_steps;
+    run["kinetic_energy_uJ"] = mech::kinetic_energy(res.state);
+    if (log) *log << "dynamic: " << n_steps << " steps to t = " << t << " ms\n";
+  }
+  run["dt_ms"] = dt;
+  run["stable_dt_ms"] = dt_stable;
+  run["elements"] = model.mesh.n_elements();
+  run["nodes"] = model.mesh.n_nodes();
+  run["element_type"] = sys.internal().name();
+  run["threads"] = thread_count();
+  run["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  res.summary["name"] = cfg.name;
+  res.summary["experiment"] = experiment_name(cfg.experiment.kind);
+  res.summary["measured"] = measure(cfg, model, res.state);
+  res.summary["run"] = run;
+  res.summary["elastic_energy_uJ"] = sys.internal().energy(res.state.x);
+  res.mesh = std::move(model.mesh);
+  return res;
+}
+
+}  // namespace cardio::pipeline

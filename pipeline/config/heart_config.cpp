@@ -1,0 +1,283 @@
+#include "config/heart_config.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "cardio/core/error.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+using config::Node;
+using config::Range;
+using units::Dimension;
+
+SurfaceSelector parse_selector(const Node& n) {
+  SurfaceSelector s;
+  s.where = n.where();
+  if (n.has("tag")) {
+    s.tag = n.text("tag", std::nullopt);
+    n.reject_if_present("plane", "give either tag or plane");
+    return s;
+  }
+  const Node plane = n.child("plane");
+  s.point = plane.vec3("point", Dimension::length, std::nullopt);
+  s.normal = plane.vec3("normal", Dimension::dimensionless, std::nullopt);
+  if (!(s.normal.norm() > 0)) plane.fail("normal", "expected a non-zero normal");
+  s.normal.normalize();
+  return s;
+}
+
+std::vector<SurfaceSelector> parse_selectors(const Node& n, const std::string& key) {
+  std::vector<SurfaceSelector> out;
+  for (const Node& item : n.list(key)) out.push_back(parse_selector(item));
+  return out;
+}
+
+ActivationParams parse_activation(const Node& n, double period, const std::filesystem::path& base) {
+  ActivationParams a;
+  a.mode = n.choice("mode", {"synchronous", "eikonal", "image"}, "synchronous");
+  if (a.mode == "eikonal") {
+    for (const Node& s : n.list("sites")) {
+      ActivationParams::Site site;
+      site.where = s.where();
+      if (s.has("label")) {
+        site.at_label = true;
+        site.label = static_cast<std::int32_t>(s.integer("label", std::nullopt, 0, 2147483647L));
+        s.reject_if_present("point", "give either point or label");
+      } else {
+        site.point = s.vec3("point", Dimension::length, std::nullopt);
+      }
+      site.time = s.quantity("time", Dimension::time, 0.0, Range::non_negative());
+      a.sites.push_back(site);
+    }
+    if (a.sites.empty()) n.fail("sites", "eikonal activation needs at least one pacing site");
+    a.velocity_fibre = n.quantity("velocity_fibre", Dimension::velocity, 0.6, Range::positive());
+    a.velocity_cross = n.quantity("velocity_cross", Dimension::velocity, 0.2, Range::positive());
+    if (a.velocity_cross > a.velocity_fibre) n.fail("velocity_cross", "expected at most velocity_fibre (conduction is fastest along the fibres)");
+  } else {
+    for (const char* k : {"sites", "velocity_fibre", "velocity_cross"}) n.reject_if_present(k, "used with mode: eikonal only");
+  }
+  if (a.mode == "image") {
+    const std::filesystem::path p = n.text("image", std::nullopt);
+    a.image = p.is_absolute() ? p : base / p;
+  } else {
+    n.reject_if_present("image", "used with mode: image only");
+  }
+  const Node t = n.child_or_empty("twitch");
+  auto& tw = a.twitch;
+  tw.shape = t.choice("shape", {"cosine", "tanh2"}, "cosine") == "tanh2" ? activation::TwitchParams::Shape::tanh2
+                                                                         : activation::TwitchParams::Shape::cosine;
+  tw.peak_tension_kPa = t.quantity("peak_tension", Dimension::pressure, 60.0, Range::closed(0, 1000));
+  tw.delay_ms = t.quantity("delay", Dimension::time, 0.0, Range::non_negative());
+  tw.time_to_peak_ms = t.quantity("time_to_peak", Dimension::time, 120.0, Range::positive());
+  tw.duration_ms = t.quantity("duration", Dimension::time, 350.0, Range::positive());
+  tw.tau_contraction_ms = t.quantity("tau_contraction", Dimension::time, 40.0, Range::positive());
+  tw.tau_relaxation_ms = t.quantity("tau_relaxation", Dimension::time, 60.0, Range::positive());
+  tw.period_ms = period;
+  // The twitch repeats every simulation.period (it has no period key of its own): it must fit in one.
+  if (period < tw.delay_ms + tw.duration_ms) {
+    std::ostringstream os;
+    os << "delay + duration = " << tw.delay_ms + tw.duration_ms << " ms is longer than simulation.period = " << period
+       << " ms: shorten activation.twitch.duration (or delay), or lengthen simulation.period";
+    t.fail("duration", os.str());
+  }
+  try {
+    tw.validate("activation.twitch");
+  } catch (const Error& e) {
+    t.fail("", e.what());
+  }
+  return a;
+}
+
+std::vector<CavityCirculation> parse_circulation(const Node& n, const HeartSimulation& h) {
+  std::vector<CavityCirculation> out;
+  for (const Node& c : n.list("cavities")) {
+    CavityCirculation cav;
+    cav.name = c.text("name", std::nullopt);
+    auto& b = cav.beat;
+    const double mmHg = units::kMmHgInKPa;
+    b.end_diastolic_pressure_mmHg = c.quantity("end_diastolic_pressure", Dimension::pressure, 8 * mmHg) / mmHg;
+    b.atrial_pressure_mmHg = c.quantity("atrial_pressure", Dimension::pressure, 5 * mmHg) / mmHg;
+    b.initial_pressure_mmHg = c.quantity("initial_pressure", Dimension::pressure, 0.0) / mmHg;
+    b.filling_ramp_ms = c.quantity("filling_ramp", Dimension::time, 100.0, Range::positive());
+    b.first_onset_ms = h.first_onset;
+    b.period_ms = h.period;
+    b.convergence_tolerance = c.number("convergence_tolerance", 0.01, Range::open(0, 1));
+    const Node w = c.child("windkessel");
+    auto& wk = cav.windkessel;
+    const double resistance = units::kMmHgInKPa / 1e3;   // 1 mmHg ms/mL in kPa ms/mm^3
+    const double compliance = 1e3 / units::kMmHgInKPa;   // 1 mL/mmHg in mm^3/kPa
+    wk.elements = static_cast<int>(w.integer("elements", 3, 2, 3));
+    wk.peripheral_resistance = w.quantity("peripheral_resistance", Dimension::resistance, std::nullopt, Range::positive()) / resistance;
+    wk.compliance = w.quantity("compliance", Dimension::compliance, std::nullopt, Range::positive()) / compliance;
+    wk.characteristic_impedance =
+        wk.elements == 3 ? w.quantity("characteristic_impedance", Dimension::resistance, std::nullopt, Range::non_negative()) / resistance : 0.0;
+    if (wk.elements == 2) w.reject_if_present("characteristic_impedance", "used with elements: 3 only");
+    wk.venous_pressure = w.quantity("venous_pressure", Dimension::pressure, 0.0, Range::non_negative()) / mmHg;
+    wk.initial_pressure = w.quantity("initial_pressure", Dimension::pressure, 80 * mmHg, Range::non_negative()) / mmHg;
+    try {  // messages name the real keys: circulation.cavities[i].<key>, ....windkessel.<key>
+      b.validate(c.path());
+      wk.validate(c.key_path("windkessel"));
+    } catch (const Error& e) {
+      CARDIO_FAIL(c.where() << ": " << e.what());
+    }
+    out.push_back(cav);
+  }
+  if (out.empty()) n.fail("cavities", "the beat needs at least one cavity with its circulation");
+  return out;
+}
+
+/// The quasi-static solver: Newton (the default where the element has a tangent: sampled axes) or
+/// dynamic relaxation (the one-point element), and the keys of the one chosen.
+void parse_static_solver(const Node& sim, HeartSimulation& h) {
+  const bool has_tangent = h.material.element == mechanics::ElementKind::sampled_axes;
+  h.solver = sim.choice("solver", {"newton", "dynamic_relaxation"}, has_tangent ? "newton" : "dynamic_relaxation");
+  if (h.solver == "newton" && !has_tangent)
+    sim.fail("solver", "Newton's method needs the tangent of the sampled-axes element; the one-point element "
+                       "(material.element: one_point) runs with solver: dynamic_relaxation");
+  if (h.solver == "dynamic_relaxation") {
+    h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
+    for (const char* k : {"update_tol", "load_step_cuts", "linear_solver", "reuse_factorisation"})
+      sim.reject_if_present(k, "used with solver: newton only");
+    return;
+  }
+  h.max_iterations = sim.integer("max_iterations", 30, 1, 10000);
+  h.update_tol = sim.number("update_tol", 1e-6, Range::open(0, 1));
+  h.load_step_cuts = int(sim.integer("load_step_cuts", 10, 0, 50));
+  h.linear_solver = sim.choice("linear_solver", {"cholmod", "lu", "cg"}, "cholmod");
+  h.reuse_factorisation = sim.boolean("reuse_factorisation", true);
+}
+
+HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& base) {
+  HeartSimulation h;
+  const Node mat = root.child("material");
+  mat.choice("law", {"guccione"}, "guccione");
+  h.material.C = mat.quantity("C", Dimension::pressure, std::nullopt, Range::positive());
+  h.material.b_f = mat.number("b_f", std::nullopt, Range::non_negative());
+  h.material.b_t = mat.number("b_t", std::nullopt, Range::non_negative());
+  h.material.b_fs = mat.number("b_fs", std::nullopt, Range::non_negative());
+  // The element (docs/calibration.md, "Which element"): the sampled-axes element by default.
+  h.material.element = mat.choice("element", {"sampled_axes", "one_point"}, "sampled_axes") == "one_point"
+                           ? mechanics::ElementKind::one_point
+                           : mechanics::ElementKind::sampled_axes;
+  h.material.bulk = mat.quantity("bulk_modulus", Dimension::pressure, h.material.bulk, Range::positive());
+  if (h.material.element == mechanics::ElementKind::one_point)
+    h.material.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
+
+  h.active_tension = root.child_or_empty("active").quantity("tension", Dimension::pressure, 0.0, Range::non_negative());
+
+  const Node bc = root.child_or_empty("boundary");
+  h.fixed = parse_selectors(bc, "fixed");
+  h.sliding = parse_selectors(bc, "sliding");
+  for (const auto& s : h.sliding) {
+    if (!s.tag.empty() && s.tag != "base")
+      CARDIO_FAIL(s.where << ": sliding: expected {tag: base} or {plane: ...}, got tag '" << s.tag << "'");
+  }
+
+  if (bc.has("pericardium")) {
+    const Node pc = bc.child("pericardium");
+    FoundationSpec f;
+    if (pc.has("surface")) {
+      f.surface = parse_selector(pc.child("surface"));
+    } else {
+      f.surface.tag = "epicardium";
+      f.surface.where = pc.where();
+    }
+    f.stiffness = pc.quantity("stiffness", Dimension::foundation, std::nullopt, Range::closed(0, 1e4));
+    f.normal_only = pc.choice("direction", {"normal", "all"}, "normal") == "normal";
+    h.pericardium = f;
+  }
+
+  for (const Node& p : root.child_or_empty("loads").list("pressures")) {
+    PressureSpec spec;
+    spec.surface = parse_selector(p.child("surface"));
+    spec.pressure = p.quantity("pressure", Dimension::pressure, std::nullopt, Range::closed(-100, 100));
+    h.pressures.push_back(spec);
+  }
+
+  const Node sim = root.child_or_empty("simulation");
+  h.mode = sim.choice("mode", {"quasi_static", "beat"}, "quasi_static");
+  h.simd = sim.choice("simd", {"auto", "avx512", "avx2", "baseline"}, "auto");
+  if (h.mode == "quasi_static") {
+    h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
+    h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));
+    parse_static_solver(sim, h);
+    for (const char* k : {"first_onset", "period", "beats", "dt", "force_dt", "dt_safety", "output_interval", "damping_time",
+                          "mass_scaling", "selective_mass_scaling", "checkpoint_interval"})
+      sim.reject_if_present(k, "used with mode: beat only");
+    for (const char* k : {"activation", "circulation", "analysis"}) root.reject_if_present(k, "used with simulation.mode: beat only");
+  } else {
+    // A beat writes frames and tables; a probe would be ignored there.
+    root.reject_if_present("probes", "used with simulation.mode: quasi_static only (a beat's motion is in its frames)");
+    for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts", "linear_solver",
+                          "reuse_factorisation"})
+      sim.reject_if_present(k, "used with mode: quasi_static only");
+    h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
+    h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));
+    h.beats = static_cast<int>(sim.integer("beats", 2, 1, 1000));
+    h.dt = sim.quantity("dt", Dimension::time, 0.0, Range::non_negative());
+    h.force_dt = sim.boolean("force_dt", false);
+    h.dt_safety = sim.number("dt_safety", 0.5, Range::open(0, 1));
+    h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
+    h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());
+    h.mass_scaling = sim.number("mass_scaling", 1.0, Range::closed(1, 1e6));
+    h.selective_mass_scaling = sim.number("selective_mass_scaling", 0.0, Range::closed(0, 0.5));
+    root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
+    h.activation = parse_activation(root.child("activation"), h.period, base);
+    h.circulation = parse_circulation(root.child("circulation"), h);
+    h.checkpoint_interval = sim.quantity("checkpoint_interval", Dimension::time, 100.0, Range::non_negative());
+    const Node an = root.child_or_empty("analysis");
+    h.analysis.reference = an.choice("reference", {"rest", "end_diastole"}, "rest");
+    h.analysis.lv_cavity = an.text("lv_cavity", h.circulation.front().name);
+    if (std::none_of(h.circulation.begin(), h.circulation.end(), [&](const auto& c) { return c.name == h.analysis.lv_cavity; }))
+      an.fail("lv_cavity", "expected the name of a cavity in circulation.cavities");
+    for (long l : an.integers("lv_labels", std::vector<long>{}, 0, 2147483647L)) h.analysis.lv_labels.push_back(static_cast<std::int32_t>(l));
+    if (an.has("anterior_direction")) {
+      const Eigen::Vector3d d = an.vec3("anterior_direction", Dimension::dimensionless, std::nullopt);
+      if (!(d.norm() > 0)) an.fail("anterior_direction", "expected a non-zero direction");
+      h.analysis.anterior_direction = d.normalized();
+    }
+    h.analysis.interval = an.quantity("interval", Dimension::time, 5.0, Range::positive());
+    if (an.has("long_axis")) {
+      const Node ax = an.child("long_axis");
+      h.analysis.axis_point = ax.vec3("point", Dimension::length, std::nullopt);
+      const Eigen::Vector3d d = ax.vec3("direction", Dimension::dimensionless, std::nullopt);
+      if (!(d.norm() > 0)) ax.fail("direction", "expected a non-zero direction (apex to base)");
+      h.analysis.axis_direction = d.normalized();
+    }
+    if (h.active_tension > 0)
+      root.child("active").fail("tension", "in beat mode the tension follows activation.twitch.peak_tension");
+  }
+
+  for (const Node& p : root.list("probes")) {
+    Probe probe;
+    probe.name = p.text("name", std::nullopt);
+    probe.point = p.vec3("point", Dimension::length, std::nullopt);
+    probe.where = p.where_of("point") + ": " + p.key_path("point");
+    if (p.has("reference_z")) probe.reference_z = p.quantity("reference_z", Dimension::length, std::nullopt);
+    h.probes.push_back(probe);
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string SurfaceSelector::describe() const {
+  if (!tag.empty()) return "surface '" + tag + "'";
+  std::ostringstream os;
+  os << "plane through (" << point.transpose() << ") mm with normal (" << normal.transpose() << ")";
+  return os.str();
+}
+
+HeartConfig parse_heart_config(config::Document& doc) {
+  HeartConfig c;
+  c.mesh = parse_mesh_config(doc, false);
+  const Node root = doc.root();
+  if (root.has("material") || root.has("simulation") || root.has("loads"))
+    c.simulation = parse_simulation(root, std::filesystem::path(doc.file_name()).parent_path());
+  doc.check_no_unknown_keys();
+  return c;
+}
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,139 @@
+#pragma once
+/// @file heart_config.hpp
+/// The simulation sections of a heart config (after geometry/fibres/tissue of mesh_config.hpp):
+/// `material` (Guccione myocardium), `active`, `boundary`, `loads`, `simulation`, `probes`.
+/// Parsed in one place (heart_config.cpp); docs/config.md lists the keys.
+#include <Eigen/Core>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cardio/activation/twitch.hpp"
+#include "cardio/circulation/beat.hpp"
+#include "cardio/circulation/windkessel.hpp"
+#include "cardio/mechanics/myocardium.hpp"
+#include "config/mesh_config.hpp"
+
+namespace cardio::pipeline {
+
+/// Boundary quads chosen by surface tag (e.g. "base", "endocardium_lv") or by a plane
+/// (the boundary quads whose four nodes lie on it, within 1e-6 of the voxel size).
+struct SurfaceSelector {
+  std::string tag;                       ///< empty: use the plane
+  Eigen::Vector3d point{0, 0, 0};        ///< [mm]
+  Eigen::Vector3d normal{0, 0, 1};
+  std::string where;                     ///< config location, for errors
+  std::string describe() const;
+};
+
+struct GuccioneParams {
+  double C = 2.0;                        ///< [kPa]
+  double b_f = 8, b_t = 2, b_fs = 4;
+  double bulk = 200;                     ///< [kPa] near-incompressibility penalty kappa (the value in force)
+  double hourglass_factor = 1.0;         ///< one-point element: hourglass modulus / smallest Young's modulus
+  mechanics::ElementKind element = mechanics::ElementKind::sampled_axes;
+};
+
+/// Elastic foundation on a surface (the pericardium): traction -k u_n (or -k u) [kPa/mm].
+struct FoundationSpec {
+  SurfaceSelector surface;
+  double stiffness = 0;                  ///< [kPa/mm]
+  bool normal_only = true;
+};
+
+struct PressureSpec {
+  SurfaceSelector surface;
+  double pressure = 0;                   ///< [kPa], > 0 pushes into the tissue (inflates a cavity)
+};
+
+struct Probe {
+  std::string name;
+  Eigen::Vector3d point{0, 0, 0};        ///< reference position [mm]
+  std::optional<double> reference_z;     ///< published final z [mm], for the error in summary.json
+  std::string where;                     ///< "FILE:LINE:COL: probes[i].point", for errors
+};
+
+/// Electrical activation: when each element starts its twitch (relative to each beat's onset).
+struct ActivationParams {
+  std::string mode = "synchronous";      ///< synchronous | eikonal | image
+  struct Site {
+    bool at_label = false;
+    Eigen::Vector3d point{0, 0, 0};      ///< [mm]
+    std::int32_t label = 0;
+    double time = 0;                     ///< [ms] after the beat onset
+    std::string where;
+  };
+  std::vector<Site> sites;               ///< eikonal
+  double velocity_fibre = 0.6;           ///< [mm/ms]
+  double velocity_cross = 0.2;           ///< [mm/ms]
+  std::filesystem::path image;           ///< image: activation times [ms] on the element grid
+  activation::TwitchParams twitch;       ///< period filled from simulation.period
+};
+
+/// One cavity in the beat: its phase machine and afterload.
+struct CavityCirculation {
+  std::string name;
+  circulation::BeatParams beat;
+  circulation::WindkesselParams windkessel;
+};
+
+/// Strain analysis of a beating run (docs/analysis.md).
+struct AnalysisParams {
+  std::string reference = "rest";        ///< rest | end_diastole (clinical strain)
+  std::string lv_cavity;                 ///< cavity defining the long axis and AHA; empty: the first
+  std::vector<std::int32_t> lv_labels;   ///< myocardium labels of the LV; empty: every element
+  std::optional<Eigen::Vector3d> anterior_direction;  ///< axis -> anterior RV insertion; default: from the RV, else +y
+  std::optional<Eigen::Vector3d> axis_point;       ///< long axis override: a point on it [mm]
+  std::optional<Eigen::Vector3d> axis_direction;   ///< long axis override: apex -> base
+  double interval = 5;                   ///< [ms] between regional samples
+};
+
+struct HeartSimulation {
+  GuccioneParams material;
+  double active_tension = 0;             ///< Ta [kPa] (quasi-static: reached at the last load step)
+  std::vector<SurfaceSelector> fixed;    ///< nodes on these surfaces fixed
+  std::vector<SurfaceSelector> sliding;  ///< nodes on these planes keep their normal coordinate
+  std::optional<FoundationSpec> pericardium;  ///< elastic support of the epicardium
+  std::vector<PressureSpec> pressures;
+  std::string mode = "quasi_static";     ///< quasi_static | beat
+  /// SIMD build of the sampled-axes element: auto (the widest the CPU runs) | avx512 | avx2 |
+  /// baseline. Results differ between builds at rounding level; baseline runs on any x86-64.
+  std::string simd = "auto";
+  // beat mode
+  ActivationParams activation;
+  std::vector<CavityCirculation> circulation;
+  AnalysisParams analysis;
+  double checkpoint_interval = 100;      ///< [ms] simulated time between checkpoints; 0 = none
+  double first_onset = 200;              ///< [ms] first contraction onset
+  double period = 800;                   ///< [ms] beat period
+  int beats = 2;                         ///< simulated beats (t_end = first_onset + beats * period)
+  double dt = 0;                         ///< [ms]; 0 = estimated stable step x dt_safety
+  bool force_dt = false;                 ///< run with a dt above the stability estimate
+  double dt_safety = 0.5;
+  double output_interval = 10;           ///< [ms] between frames
+  double damping_time = 10;              ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)
+  /// Added-mass budget of selective mass scaling (mass_scaling.hpp): at most this fraction of the
+  /// tissue mass goes to the elements that limit the explicit step; 0 = off.
+  double selective_mass_scaling = 0;
+  double mass_scaling = 1;               ///< nodal masses x this (explicit step x sqrt of it; inertia is small in a heart beat)
+  // quasi-static mode
+  int load_steps = 10;
+  double residual_tol = 1e-6;
+  std::string solver = "newton";         ///< newton | dynamic_relaxation
+  long max_iterations = 30;              ///< Newton: per load increment; dynamic relaxation: per load step
+  double update_tol = 1e-6;              ///< Newton: last update <= this x the smallest edge
+  int load_step_cuts = 10;               ///< Newton: halvings of a failed increment
+  std::string linear_solver = "cholmod"; ///< Newton: cholmod | lu | cg
+  bool reuse_factorisation = true;       ///< Newton, cholmod: CG preconditioned by the last factor first
+  std::vector<Probe> probes;
+};
+
+struct HeartConfig {
+  MeshConfig mesh;
+  std::optional<HeartSimulation> simulation;  ///< absent: mesh only
+};
+
+/// Parse a heart config: geometry/fibres/tissue and, if present, the simulation sections.
+HeartConfig parse_heart_config(config::Document& doc);
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,247 @@
+#include "config/mesh_config.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "cardio/core/error.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+using config::Node;
+using config::Range;
+using units::Dimension;
+
+constexpr long kMaxLabel = 2147483647L;
+
+/// A path relative to the config file's directory (absolute paths unchanged).
+std::filesystem::path input_path(const Node& n, const std::string& key, const std::filesystem::path& base) {
+  const std::filesystem::path p = n.text(key, std::nullopt);
+  if (p.empty()) n.fail(key, "expected a file path");
+  return p.is_absolute() ? p : base / p;
+}
+
+std::vector<std::int32_t> to_labels(const std::vector<long>& v) { return {v.begin(), v.end()}; }
+
+LabelRoles parse_roles(const Node& n, const LabelRoles& fallback) {
+  if (!n.has("myocardium") && !n.has("cavities")) {
+    // Defaults of the chosen source; record them so that the resolved config shows them.
+    LabelRoles r = fallback;
+    std::vector<long> myo(fallback.myocardium.begin(), fallback.myocardium.end());
+    n.integers("myocardium", myo, 0, kMaxLabel);
+    return r;
+  }
+  LabelRoles r;
+  r.myocardium = to_labels(n.integers("myocardium", std::nullopt, 0, kMaxLabel));
+  for (const Node& c : n.list("cavities")) {
+    const std::string name = c.text("name", std::nullopt);
+    if (name.empty()) c.fail("name", "expected a cavity name, e.g. lv");
+    for (const auto& [other, labels] : r.cavities)
+      if (other == name) c.fail("name", "cavity '" + name + "' is listed twice");
+    r.cavities.emplace_back(name, to_labels(c.integers("labels", std::nullopt, 0, kMaxLabel)));
+  }
+  // A label with two roles is ambiguous.
+  std::vector<std::int32_t> all = r.myocardium;
+  for (const auto& [name, labels] : r.cavities) all.insert(all.end(), labels.begin(), labels.end());
+  std::sort(all.begin(), all.end());
+  const auto dup = std::adjacent_find(all.begin(), all.end());
+  if (dup != all.end()) n.fail("", "label " + std::to_string(*dup) + " is given two roles");
+  if (r.myocardium.empty()) n.fail("myocardium", "expected at least one myocardium label");
+  return r;
+}
+
+meshing::BaseSpec parse_base(const Node& n) {
+  meshing::BaseSpec b;
+  const std::string mode = n.choice("mode", {"automatic", "plane", "none"}, "automatic");
+  b.mode = mode == "plane" ? meshing::BaseSpec::Mode::plane
+           : mode == "none" ? meshing::BaseSpec::Mode::none
+                            : meshing::BaseSpec::Mode::automatic;
+  if (b.mode == meshing::BaseSpec::Mode::plane) {
+    b.point = n.vec3("point", Dimension::length, std::nullopt);
+    b.normal = n.vec3("normal", Dimension::dimensionless, std::nullopt);
+    if (!(b.normal.norm() > 0)) n.fail("normal", "expected a non-zero direction (apex to base)");
+  } else {
+    for (const char* k : {"point", "normal"}) n.reject_if_present(k, "used with mode: plane only");
+  }
+  b.tolerance = n.quantity("tolerance", Dimension::length, 0.0, Range::non_negative());
+  return b;
+}
+
+PhantomParams parse_phantom(const Node& n) {
+  PhantomParams p;
+  p.kind = n.choice("kind", {"lv_ellipsoid", "biventricular"}, "lv_ellipsoid");
+  p.voxel_size = n.quantity("voxel_size", Dimension::length, 1.0, Range::open(0.05, 50));
+  p.fibres = n.choice("fibres", {"land_benchmark", "streeter"}, "land_benchmark");
+  p.rotation_axis = n.vec3("rotation_axis", Dimension::dimensionless, Eigen::Vector3d::UnitZ());
+  if (!(p.rotation_axis.norm() > 0)) n.fail("rotation_axis", "expected a non-zero axis");
+  p.rotation_axis.normalize();
+  p.rotation_angle = n.quantity("rotation_angle", Dimension::angle, 0.0);
+  return p;
+}
+
+SurfaceParams parse_surface(const Node& n, const std::filesystem::path& base) {
+  SurfaceParams s;
+  s.file = input_path(n, "file", base);
+  s.voxel_size = n.quantity("voxel_size", Dimension::length, std::nullopt, Range::positive());
+  s.merge_tolerance = n.quantity("merge_tolerance", Dimension::length, 1e-3, Range::non_negative());
+  s.class_array = n.text("class_array", "class");
+  s.base_class = static_cast<int>(n.integer("base_class", 1, -kMaxLabel, kMaxLabel));
+  s.epicardium_class = static_cast<int>(n.integer("epicardium_class", 2, -kMaxLabel, kMaxLabel));
+  const auto endo = n.list("endocardia");
+  if (!endo.empty()) {
+    s.endocardia.clear();
+    for (const Node& e : endo)
+      s.endocardia.emplace_back(static_cast<int>(e.integer("class", std::nullopt, -kMaxLabel, kMaxLabel)),
+                                e.text("cavity", std::nullopt));
+  }
+  return s;
+}
+
+BoxParams parse_box(const Node& n) {
+  BoxParams b;
+  b.voxel_size = n.quantity("voxel_size", Dimension::length, std::nullopt, Range::positive());
+  b.size = n.vec3("size", Dimension::length, std::nullopt);
+  b.origin = n.vec3("origin", Dimension::length, Eigen::Vector3d::Zero());
+  for (int a = 0; a < 3; ++a) {
+    const double cells = b.size[a] / b.voxel_size;
+    if (!(b.size[a] > 0) || std::abs(cells - std::round(cells)) > 1e-9 * cells)
+      n.fail("size", "each edge must be a positive multiple of voxel_size (" + std::to_string(b.voxel_size) + " mm)");
+  }
+  return b;
+}
+
+GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) {
+  GeometryParams g;
+  g.source = n.choice("source", {"phantom", "image", "surface", "box"}, std::nullopt);
+  LabelRoles default_roles;
+  if (g.source == "box") {
+    g.box = parse_box(n.child("box"));
+    default_roles.myocardium = {1};  // the box is label 1, no cavity
+    for (const char* k : {"labels", "surface", "phantom"}) n.reject_if_present(k, "used with the matching source only");
+  } else if (g.source == "phantom") {
+    g.phantom = parse_phantom(n.child_or_empty("phantom"));
+    // Phantom labels (modules/phantoms): 1 LV myocardium, 2 LV cavity, 3 RV myocardium, 4 RV cavity.
+    default_roles.myocardium = {1};
+    default_roles.cavities = {{"lv", {2}}};
+    if (g.phantom.kind == "biventricular") {
+      default_roles.myocardium = {1, 3};
+      default_roles.cavities = {{"lv", {2}}, {"rv", {4}}};
+    }
+    for (const char* k : {"labels", "surface", "box"}) n.reject_if_present(k, "used with the matching source only");
+  } else if (g.source == "image") {
+    g.labels_file = input_path(n, "labels", base);
+    for (const char* k : {"phantom", "surface", "box"}) n.reject_if_present(k, "used with the matching source only");
+  } else {
+    g.surface = parse_surface(n.child("surface"), base);
+    // Rasterized surfaces: 1 myocardium, 2 + c the c-th endocardium's cavity.
+    default_roles.myocardium = {1};
+    for (std::size_t c = 0; c < g.surface.endocardia.size(); ++c)
+      default_roles.cavities.emplace_back(g.surface.endocardia[c].second, std::vector<std::int32_t>{std::int32_t(2 + c)});
+    for (const char* k : {"phantom", "labels", "box"}) n.reject_if_present(k, "used with the matching source only");
+  }
+  const Node roles = n.child_or_empty("roles");
+  if (g.source == "image" && !roles.has("myocardium")) {
+    if (!n.has("roles"))
+      n.fail("roles",
+             "an image needs its label roles: roles: {myocardium: [..], cavities: [{name: lv, labels: [..]}]}");
+    (void)roles.integers("myocardium", std::nullopt, 0, kMaxLabel);  // required: the message names a misspelt key
+  }
+  g.roles = parse_roles(roles, default_roles);
+  g.element_size = n.quantity("element_size", Dimension::length, 0.0, Range::non_negative());
+  g.label_vote = n.choice("label_vote", {"majority", "nearest"}, "majority");
+  g.keep_islands = n.choice("islands", {"drop", "keep"}, "drop") == "keep";
+  // Hearts are fitted by default (phantom: analytic surfaces; surface: its patches; image: smoothed
+  // label contours, surfaces/projection.hpp); a box's faces are already exact.
+  g.boundary_fit = n.choice("boundary_fit", {"smooth", "staircase"}, g.source == "box" ? "staircase" : "smooth");
+  if (g.boundary_fit == "smooth" && g.source == "box")
+    n.fail("boundary_fit", "a box has flat faces on the voxel grid already; use staircase");
+  g.base = parse_base(n.child_or_empty("base"));
+  return g;
+}
+
+FibreParams parse_fibres(const Node& n, const std::string& geometry_source, const std::filesystem::path& base) {
+  FibreParams f;
+  const std::string fallback = geometry_source == "phantom" ? "phantom" : "rule";
+  f.source = n.choice("source", {"phantom", "rule", "vectors", "angles", "uniform"}, fallback);
+  if (f.source == "uniform") {
+    f.uniform_fibre = n.vec3("direction", Dimension::dimensionless, std::nullopt);
+    f.uniform_sheet = n.vec3("sheet_direction", Dimension::dimensionless, std::nullopt);
+    if (!(f.uniform_fibre.norm() > 0)) n.fail("direction", "expected a non-zero fibre direction");
+    f.uniform_fibre.normalize();
+    f.uniform_sheet -= f.uniform_sheet.dot(f.uniform_fibre) * f.uniform_fibre;
+    if (!(f.uniform_sheet.norm() > 1e-6)) n.fail("sheet_direction", "expected a direction not parallel to the fibre");
+    f.uniform_sheet.normalize();
+  } else {
+    for (const char* k : {"direction", "sheet_direction"}) n.reject_if_present(k, "used with source: uniform only");
+  }
+  if (f.source == "phantom" && geometry_source != "phantom")
+    n.fail("source", "fibres from the phantom need geometry.source: phantom");
+  if (f.source == "vectors") {
+    f.fibre_file = input_path(n, "fibre", base);
+    if (n.has("sheet")) f.sheet_file = input_path(n, "sheet", base);
+  } else {
+    for (const char* k : {"fibre", "sheet"}) n.reject_if_present(k, "used with source: vectors only");
+  }
+  if (f.source == "vectors" || f.source == "angles")
+    f.components = n.choice("components", {"physical", "index"}, "physical");
+  else
+    n.reject_if_present("components", "used with source: vectors or angles only");
+  if (f.source == "angles") {
+    f.azimuth_file = input_path(n, "azimuth", base);
+    f.elevation_file = input_path(n, "elevation", base);
+    f.angle_unit = n.choice("angle_unit", {"deg", "rad"}, "deg");
+    const Node axes = n.child_or_empty("reference_axes");
+    f.reference_axes.col(0) = axes.vec3("x", Dimension::dimensionless, Eigen::Vector3d::UnitX());
+    f.reference_axes.col(1) = axes.vec3("y", Dimension::dimensionless, Eigen::Vector3d::UnitY());
+    f.reference_axes.col(2) = axes.vec3("z", Dimension::dimensionless, Eigen::Vector3d::UnitZ());
+    if ((f.reference_axes.transpose() * f.reference_axes - Eigen::Matrix3d::Identity()).cwiseAbs().maxCoeff() > 1e-6)
+      n.fail("reference_axes", "expected three orthonormal axes x, y, z");
+  } else {
+    for (const char* k : {"azimuth", "elevation", "angle_unit", "reference_axes"})
+      n.reject_if_present(k, "used with source: angles only");
+  }
+  if (f.source == "vectors" || f.source == "angles")
+    f.fill_missing_by_rule = n.choice("missing", {"error", "rule"}, "error") == "rule";
+  else
+    n.reject_if_present("missing", "used with source: vectors or angles only");
+  // Rule-based angles (also used to fill missing voxels). Defaults: helix +60/-60 deg
+  // (Streeter et al. 1969 range), sheet -65/+25 deg (Bayer et al. 2012).
+  const Node rule = n.child_or_empty("rule");
+  f.rule.helix_endo = rule.quantity("helix_endo", Dimension::angle, f.rule.helix_endo, Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
+  f.rule.helix_epi = rule.quantity("helix_epi", Dimension::angle, f.rule.helix_epi, Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
+  f.rule.sheet_endo = rule.quantity("sheet_endo", Dimension::angle, f.rule.sheet_endo, Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
+  f.rule.sheet_epi = rule.quantity("sheet_epi", Dimension::angle, f.rule.sheet_epi, Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
+  return f;
+}
+
+}  // namespace
+
+bool is_heart_config(config::Document& doc) { return doc.root().has("geometry"); }
+
+MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown) {
+  Node root = doc.root();
+  const std::filesystem::path base = std::filesystem::path(doc.file_name()).parent_path();
+  MeshConfig c;
+  c.name = root.text("name", "heart");
+  c.geometry = parse_geometry(root.child("geometry"), base);
+  c.fibres = parse_fibres(root.child_or_empty("fibres"), c.geometry.source, base);
+  c.density = root.child_or_empty("tissue").quantity("density", Dimension::density, 1.06, Range::positive());
+  const Node out = root.child_or_empty("output");
+  c.write_surfaces = out.boolean("surfaces", true);
+  c.draw_figures = out.boolean("figures", true);
+  c.max_output_bytes =
+      std::round(out.quantity("max_size_warning", Dimension::data_size, 4.0, Range::non_negative()) * 1e9);
+  if (check_unknown) doc.check_no_unknown_keys();
+  return c;
+}
+
+std::vector<std::filesystem::path> input_files(const MeshConfig& c) {
+  std::vector<std::filesystem::path> files;
+  if (c.geometry.source == "image") files.push_back(c.geometry.labels_file);
+  if (c.geometry.source == "surface") files.push_back(c.geometry.surface.file);
+  for (const auto* p : {&c.fibres.fibre_file, &c.fibres.sheet_file, &c.fibres.azimuth_file, &c.fibres.elevation_file})
+    if (!p->empty()) files.push_back(*p);
+  return files;
+}
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,200 @@
+#include "heart/beat_analysis.hpp"
+
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "cardio/analysis/aha.hpp"
+#include "cardio/analysis/axis.hpp"
+#include "cardio/core/error.hpp"
+#include "cardio/mechanics/mesh.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+constexpr const char* kStrainNames[4] = {"E_cc", "E_ll", "E_rr", "E_ff"};
+/// The peak of a strain is its most negative value for shortening strains (E_cc, E_ll, E_ff) and
+/// its largest for radial thickening (E_rr): the sign convention of docs/analysis.md.
+constexpr bool kPeakIsMinimum[4] = {true, true, false, true};
+
+/// Direction from the LV axis to the anterior RV insertion. Default: the septum direction (LV axis
+/// to the RV cavity centroid, orthogonal to the axis) turned back by 60 degrees, since the AHA
+/// sectors put the middle of the septum (between segments 2|8 and 3|9) 60 degrees after the
+/// anterior insertion; without an RV, +y orthogonalised (a documented, arbitrary choice).
+Eigen::Vector3d anterior_direction(const AnalysisParams& p, const meshing::VoxelMesh& m, const analysis::AhaSpec& spec) {
+  const Eigen::Vector3d l = analysis::unit_axis_direction(spec.axis);
+  const auto ortho = [&](Eigen::Vector3d d) { return (d - d.dot(l) * l).normalized(); };
+  if (p.anterior_direction) return *p.anterior_direction;
+  const auto rv = std::find_if(m.cavities.begin(), m.cavities.end(), [](const auto& c) { return c.name == "rv"; });
+  if (rv != m.cavities.end()) {
+    const Eigen::Vector3d septum = ortho(analysis::cavity_centroid(*rv, m.mesh.rest) - spec.axis.point);
+    // theta grows clockwise seen from the base, a positive rotation about -l (aha.hpp): the
+    // insertion at theta = 0 is the septum turned by -60 degrees about -l.
+    const double sign = spec.clockwise_from_base ? -1.0 : 1.0;
+    return Eigen::AngleAxisd(-std::numbers::pi / 3.0, sign * l) * septum;
+  }
+  Eigen::Vector3d y(0, 1, 0);
+  if (std::abs(y.dot(l)) > 0.9) y = Eigen::Vector3d(1, 0, 0);
+  return ortho(y);
+}
+
+}  // namespace
+
+BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMesh& m, const meshing::CavitySurface& lv)
+    : m_params(params), m_mesh(m.mesh) {
+  analysis::AhaSpec spec;
+  spec.axis = analysis::cardiac_axis(m.axis, lv, m.mesh.rest);
+  if (params.axis_point) spec.axis = {*params.axis_point, *params.axis_direction};  // analysis.long_axis
+  const Eigen::Vector3d l = analysis::unit_axis_direction(spec.axis);
+  spec.base_point = m.axis.base_point;
+  spec.endocardial_apex = analysis::endocardial_apex(lv, m.mesh.rest, l);
+  spec.anterior_rv_insertion = anterior_direction(params, m, spec);
+  spec.lv_labels = params.lv_labels;
+  m_segment = analysis::aha_segments(m.mesh, m.label, spec);
+  m_rest_dirs = analysis::rest_directions(m.mesh, spec.axis);
+  m_ref_dirs = m_rest_dirs;
+  m_ref = m.mesh.rest;
+  m_weight = mechanics::element_volumes(m.mesh, m.mesh.rest);
+  m_labels = m.labels_used;
+  CARDIO_CHECK(m_labels.size() < 256, "more than 255 myocardium labels");
+  m_label_index.resize(m.label.size());
+  for (std::size_t e = 0; e < m.label.size(); ++e)
+    m_label_index[e] = std::uint8_t(std::lower_bound(m_labels.begin(), m_labels.end(), m.label[e]) - m_labels.begin());
+}
+
+analysis::ElementStrains BeatAnalysis::strains_now(const Eigen::Matrix3Xd& x) const {
+  return m_ref_is_rest ? analysis::strains(m_mesh, x, m_rest_dirs) : analysis::strains_relative(m_mesh, m_ref, x, m_ref_dirs);
+}
+
+std::vector<io::Field> BeatAnalysis::frame_fields(const Eigen::Matrix3Xd& x) const {
+  const analysis::ElementStrains s = strains_now(x);
+  const Eigen::Index n = m_mesh.n_elements();
+  Eigen::MatrixXd seg(1, n);
+  for (Eigen::Index e = 0; e < n; ++e) seg(0, e) = m_segment[std::size_t(e)];
+  return {{"E", s.E},
+          {"E_ff", s.E_ff.transpose()},
+          {"E_cc", s.E_cc.transpose()},
+          {"E_rr", s.E_rr.transpose()},
+          {"E_ll", s.E_ll.transpose()},
+          {"J", s.J.transpose()},
+          {"aha_segment", seg, true}};
+}
+
+void BeatAnalysis::sample(double t_ms, const Eigen::Matrix3Xd& x) {
+  const analysis::ElementStrains s = strains_now(x);
+  const Eigen::VectorXd* fields[kStrains] = {&s.E_cc, &s.E_ll, &s.E_rr, &s.E_ff};
+  Sample smp{};
+  smp.t = t_ms;
+  for (int k = 0; k < kStrains; ++k) {
+    const auto means = analysis::segment_means(*fields[k], m_weight, m_segment);
+    for (int r = 1; r < kRegions; ++r) smp.mean[r][k] = means[std::size_t(r)];
+    // Whole LV: the volume-weighted mean over segments 1..17 (element order: deterministic).
+    double sw = 0, swv = 0;
+    for (Eigen::Index e = 0; e < m_weight.size(); ++e)
+      if (m_segment[std::size_t(e)] > 0) {
+        sw += m_weight[e];
+        swv += m_weight[e] * (*fields[k])[e];
+      }
+    smp.mean[0][k] = sw > 0 ? swv / sw : std::numeric_limits<double>::quiet_NaN();
+  }
+  // Label regions: volume-weighted means per myocardium label (element order: deterministic).
+  const std::size_t nl = m_labels.size();
+  std::vector<double> sw(nl, 0.0), swv(nl * kStrains, 0.0);
+  for (Eigen::Index e = 0; e < m_weight.size(); ++e) {
+    const std::size_t l = m_label_index[std::size_t(e)];
+    sw[l] += m_weight[e];
+    for (int k = 0; k < kStrains; ++k) swv[l * kStrains + std::size_t(k)] += m_weight[e] * (*fields[k])[e];
+  }
+  smp.label_mean.resize(nl * kStrains);
+  for (std::size_t l = 0; l < nl; ++l)
+    for (int k = 0; k < kStrains; ++k) smp.label_mean[l * kStrains + std::size_t(k)] = swv[l * kStrains + std::size_t(k)] / sw[l];
+  m_samples.push_back(smp);
+}
+
+void BeatAnalysis::end_diastole(double, const Eigen::Matrix3Xd& x) {
+  if (m_params.reference != "end_diastole") return;
+  m_ref = x;
+  m_ref_dirs = analysis::push_forward(m_mesh, x, m_rest_dirs);
+  m_ref_is_rest = false;
+}
+
+io::CsvTable BeatAnalysis::regional_table() const {
+  io::CsvTable t{{"time_ms", "segment", "E_cc", "E_ll", "E_rr", "E_ff"}, {}};
+  for (const Sample& s : m_samples)
+    for (int r = 0; r < kRegions; ++r) {
+      std::vector<std::string> row{io::CsvTable::number(s.t), std::to_string(r)};
+      for (int k = 0; k < kStrains; ++k) row.push_back(io::CsvTable::number(s.mean[r][k]));
+      t.add_row(std::move(row));
+    }
+  return t;
+}
+
+io::CsvTable BeatAnalysis::label_table() const {
+  io::CsvTable t{{"time_ms", "label", "E_cc", "E_ll", "E_rr", "E_ff"}, {}};
+  for (const Sample& s : m_samples)
+    for (std::size_t l = 0; l < m_labels.size(); ++l) {
+      std::vector<std::string> row{io::CsvTable::number(s.t), std::to_string(m_labels[l])};
+      for (int k = 0; k < kStrains; ++k) row.push_back(io::CsvTable::number(s.label_mean[l * kStrains + std::size_t(k)]));
+      t.add_row(std::move(row));
+    }
+  return t;
+}
+
+nlohmann::json BeatAnalysis::peaks(double t_begin_ms, double t_end_ms) const {
+  nlohmann::json regions = nlohmann::json::array();
+  for (int r = 0; r < kRegions; ++r) {
+    nlohmann::json j = {{"segment", r}};
+    for (int k = 0; k < kStrains; ++k) {
+      double best = std::numeric_limits<double>::quiet_NaN(), when = best;
+      for (const Sample& s : m_samples) {
+        if (s.t < t_begin_ms || s.t >= t_end_ms || std::isnan(s.mean[r][k])) continue;
+        const double v = s.mean[r][k];
+        if (std::isnan(best) || (kPeakIsMinimum[k] ? v < best : v > best)) {
+          best = v;
+          when = s.t;
+        }
+      }
+      j[kStrainNames[k]] = std::isnan(best) ? nlohmann::json(nullptr) : nlohmann::json(best);
+      j[std::string("time_to_peak_") + kStrainNames[k] + "_ms"] =
+          std::isnan(when) ? nlohmann::json(nullptr) : nlohmann::json(when - t_begin_ms);
+    }
+    regions.push_back(j);
+  }
+  nlohmann::json global = regions[0];
+  global.erase("segment");
+  regions.erase(regions.begin());
+  return {{"reference", m_params.reference},
+          {"window_ms", {t_begin_ms, t_end_ms}},
+          {"global", global},
+          {"segments", regions}};
+}
+
+void BeatAnalysis::save(BinaryWriter& out) const {
+  out.i64(m_ref_is_rest);
+  out.f64s(m_ref.data(), std::size_t(m_ref.size()));
+  out.u64(m_samples.size());
+  for (const Sample& s : m_samples) {
+    out.f64(s.t);
+    out.raw(s.mean, sizeof s.mean);
+    out.f64s(s.label_mean.data(), s.label_mean.size());
+  }
+}
+
+void BeatAnalysis::restore(BinaryReader& in) {
+  m_ref_is_rest = in.i64() != 0;
+  in.f64s(m_ref.data(), std::size_t(m_ref.size()));
+  if (!m_ref_is_rest) m_ref_dirs = analysis::push_forward(m_mesh, m_ref, m_rest_dirs);
+  const std::uint64_t n = in.u64();
+  CARDIO_CHECK(n < 100000000, "checkpoint claims " << n << " strain samples");
+  m_samples.resize(n);
+  for (Sample& s : m_samples) {
+    s.t = in.f64();
+    in.raw(s.mean, sizeof s.mean);
+    s.label_mean.resize(m_labels.size() * kStrains);
+    in.f64s(s.label_mean.data(), s.label_mean.size());
+  }
+}
+
+}  // namespace cardio::pipeline

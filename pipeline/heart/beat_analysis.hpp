@@ -1,0 +1,64 @@
+#pragma once
+/// @file beat_analysis.hpp
+/// The strain and volume analyses of a beating run (docs/analysis.md), computed as the run goes:
+/// strain fields for each frame (E, E_ff, E_cc, E_rr, E_ll, J, aha_segment), AHA regional means
+/// sampled at a fixed interval (regional_strain.csv), and the peak regional strains of the last
+/// complete beat for summary.json. The formulas live in modules/analysis; this class only decides
+/// when and relative to what they are evaluated.
+#include <nlohmann/json.hpp>
+
+#include "cardio/analysis/strain.hpp"
+#include "cardio/core/binary.hpp"
+#include "cardio/io/series.hpp"
+#include "cardio/io/vtu.hpp"
+#include "cardio/meshing/voxel_mesh.hpp"
+#include "config/heart_config.hpp"
+
+namespace cardio::pipeline {
+
+class BeatAnalysis {
+ public:
+  /// `lv` is the cavity whose axis and apex define the cardiac directions and the AHA segments.
+  BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMesh& mesh, const meshing::CavitySurface& lv);
+
+  /// Cell fields of the state x for a frame.
+  std::vector<io::Field> frame_fields(const Eigen::Matrix3Xd& x) const;
+  /// Record the regional means at time t (one sample; regional_strain.csv gets 18 rows).
+  void sample(double t_ms, const Eigen::Matrix3Xd& x);
+  /// End-diastole of the LV at x: the strain reference of the next samples (reference: end_diastole).
+  void end_diastole(double t_ms, const Eigen::Matrix3Xd& x);
+  /// regional_strain.csv: time_ms, segment (0 = the whole LV, 1..17 AHA), E_cc, E_ll, E_rr, E_ff.
+  io::CsvTable regional_table() const;
+  /// label_strain.csv: time_ms, label (each myocardium label of the mesh), E_cc, E_ll, E_rr, E_ff.
+  io::CsvTable label_table() const;
+  /// Peak strains per segment within [t_begin, t_end) (the last complete beat), time to peak from t_begin.
+  nlohmann::json peaks(double t_begin_ms, double t_end_ms) const;
+
+  /// Checkpoint state (reference configuration and samples).
+  void save(BinaryWriter& out) const;
+  void restore(BinaryReader& in);
+
+  static constexpr int kRegions = 18;  ///< 0 = whole LV, 1..17 AHA
+  static constexpr int kStrains = 4;   ///< E_cc, E_ll, E_rr, E_ff
+
+ private:
+  analysis::ElementStrains strains_now(const Eigen::Matrix3Xd& x) const;
+
+  AnalysisParams m_params;
+  const mechanics::HexMesh& m_mesh;
+  analysis::ElementDirections m_rest_dirs, m_ref_dirs;
+  Eigen::Matrix3Xd m_ref;             ///< reference positions (rest until the first end-diastole)
+  bool m_ref_is_rest = true;
+  std::vector<std::uint8_t> m_segment;
+  Eigen::VectorXd m_weight;           ///< rest element volumes (material averages)
+  std::vector<std::int32_t> m_labels;  ///< distinct element labels (label regions)
+  std::vector<std::uint8_t> m_label_index;  ///< per element: index into m_labels
+  struct Sample {
+    double t;
+    double mean[kRegions][kStrains];
+    std::vector<double> label_mean;   ///< [label][strain], m_labels.size() x kStrains
+  };
+  std::vector<Sample> m_samples;
+};
+
+}  // namespace cardio::pipeline

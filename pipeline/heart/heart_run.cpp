@@ -1,0 +1,367 @@
+#include "heart/heart_run.hpp"
+
+#include <Eigen/LU>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "cardio/core/error.hpp"
+#include "cardio/mechanics/myocardium.hpp"
+#include "cardio/mechanics/integrators.hpp"
+#include "cardio/mechanics/newton.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+using mechanics::Quad;
+using nlohmann::json;
+
+/// The element of `m` whose rest shape contains `p`, with p's local coordinates there (voxel
+/// elements are parallelepipeds, so they are affine in p); nullopt if none near p's voxel does.
+std::optional<std::pair<std::int64_t, Eigen::Vector3d>> containing_element(const meshing::VoxelMesh& m,
+                                                                           const Eigen::Vector3d& p) {
+  const imaging::Grid& g = m.grid;
+  const Eigen::Vector3d ci = g.continuous_index(p);
+  const double tol = 1e-9;
+  for (int dk = -1; dk <= 1; ++dk)
+    for (int dj = -1; dj <= 1; ++dj)
+      for (int di = -1; di <= 1; ++di) {
+        const std::int64_t i = std::llround(ci[0]) + di, j = std::llround(ci[1]) + dj, k = std::llround(ci[2]) + dk;
+        if (!g.contains(i, j, k)) continue;
+        const auto it = std::lower_bound(m.voxel.begin(), m.voxel.end(), g.linear(i, j, k));
+        if (it == m.voxel.end() || *it != g.linear(i, j, k)) continue;
+        const auto& hex = m.mesh.hexes[std::size_t(it - m.voxel.begin())];
+        const Eigen::Vector3d X0 = m.mesh.rest.col(hex[0]);
+        Eigen::Matrix3d J;  // VTK order: nodes 1, 3, 4 are the +xi, +eta, +zeta neighbours of node 0
+        J << m.mesh.rest.col(hex[1]) - X0, m.mesh.rest.col(hex[3]) - X0, m.mesh.rest.col(hex[4]) - X0;
+        const Eigen::Vector3d xi = J.partialPivLu().solve(p - X0);
+        if ((xi.array() < -tol).any() || (xi.array() > 1 + tol).any()) continue;
+        return std::make_pair(std::int64_t(it - m.voxel.begin()), xi);
+      }
+  return std::nullopt;
+}
+
+/// Final position of a located probe: trilinear in its element, else its nearest node.
+Eigen::Vector3d probe_position(const ProbeLocation& loc, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
+  if (loc.element < 0) return x.col(loc.node);
+  static constexpr int kCorner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
+                                        {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+  const auto& hex = m.mesh.hexes[std::size_t(loc.element)];
+  Eigen::Vector3d final_x = Eigen::Vector3d::Zero();
+  for (int n = 0; n < 8; ++n) {
+    double w = 1;
+    for (int a = 0; a < 3; ++a) w *= kCorner[n][a] ? loc.xi[a] : 1 - loc.xi[a];
+    final_x += w * x.col(hex[std::size_t(n)]);
+  }
+  return final_x;
+}
+
+json probe(const Probe& pr, const ProbeLocation& loc, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
+  const Eigen::Vector3d final_x = probe_position(loc, m, x);
+  std::ostringstream method;
+  if (loc.element >= 0)
+    method << "trilinear in element " << loc.element;
+  else
+    method << "nearest node " << loc.node << " at " << loc.distance << " mm (the point is outside the mesh)";
+  json j = {{"name", pr.name},
+            {"reference_mm", {pr.point[0], pr.point[1], pr.point[2]}},
+            {"final_mm", {final_x[0], final_x[1], final_x[2]}},
+            {"displacement_mm", {final_x[0] - pr.point[0], final_x[1] - pr.point[1], final_x[2] - pr.point[2]}},
+            {"method", method.str()}};
+  if (loc.element < 0) j["outside_mesh_mm"] = loc.distance;
+  if (pr.reference_z) {
+    const double dz_ref = *pr.reference_z - pr.point[2];
+    j["published_z_mm"] = *pr.reference_z;
+    j["error_z_mm"] = final_x[2] - *pr.reference_z;
+    j["error_percent_of_displacement"] = 100.0 * std::abs(final_x[2] - *pr.reference_z) / std::abs(dz_ref);
+  }
+  return j;
+}
+
+}  // namespace
+
+std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const meshing::VoxelMesh& m,
+                                         std::ostream* log) {
+  // Farther than a voxel diagonal from every node, a point is in no element nor next to one: a
+  // nearest node there would report the motion of some other part of the heart.
+  const double diagonal = m.grid.spacing.norm();
+  const Eigen::IOFormat xyz(Eigen::StreamPrecision, Eigen::DontAlignCols, ", ", ", ", "", "", "(", ")");
+  std::vector<ProbeLocation> out;
+  for (const Probe& pr : probes) {
+    ProbeLocation loc;
+    if (const auto in = containing_element(m, pr.point)) {
+      loc.element = in->first;
+      loc.xi = in->second;
+    } else {
+      loc.distance = (m.mesh.rest.colwise() - pr.point).colwise().norm().minCoeff(&loc.node);
+      if (!(loc.distance <= diagonal))
+        CARDIO_FAIL(pr.where << ": probe '" << pr.name << "' at " << pr.point.transpose().format(xyz)
+                             << " mm is outside the mesh, " << loc.distance << " mm from its nearest node "
+                             << m.mesh.rest.col(loc.node).transpose().format(xyz) << " mm; expected a point in the "
+                             << "myocardium or within one voxel diagonal (" << diagonal << " mm) of it");
+      if (log)
+        *log << "probe " << pr.name << ": outside the mesh, " << loc.distance
+             << " mm from its nearest node, whose motion it reports\n";
+    }
+    out.push_back(loc);
+  }
+  return out;
+}
+
+std::vector<std::int32_t> nodes_of(const std::vector<Quad>& quads) {
+  std::vector<std::int32_t> nodes;
+  for (const Quad& q : quads) nodes.insert(nodes.end(), q.begin(), q.end());
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+mechanics::DofConstraint fixed_nodes(std::vector<std::int32_t> nodes, std::uint8_t mask) {
+  mechanics::DofConstraint c;  // M = 0, b = 0: no prescribed motion
+  c.nodes = std::move(nodes);
+  c.mask = mask;
+  return c;
+}
+
+std::vector<Quad> select_quads(const SurfaceSelector& s, const meshing::VoxelMesh& m) {
+  std::vector<Quad> out;
+  if (!s.tag.empty()) {
+    const auto it = std::find(m.tag_names.begin(), m.tag_names.end(), s.tag);
+    if (it == m.tag_names.end()) {
+      std::ostringstream os;
+      for (const auto& t : m.tag_names) os << " " << t;
+      CARDIO_FAIL(s.where << ": no surface tag '" << s.tag << "'; the mesh has:" << os.str());
+    }
+    const auto tag = static_cast<std::uint8_t>(it - m.tag_names.begin());
+    for (std::size_t q = 0; q < m.surface_quads.size(); ++q)
+      if (m.surface_tag[q] == tag) out.push_back(m.surface_quads[q]);
+  } else {
+    const double tol = 1e-6 * m.grid.spacing.minCoeff();
+    for (const Quad& q : m.surface_quads) {
+      bool on = true;
+      for (std::int32_t n : q) on = on && std::abs((m.mesh.rest.col(n) - s.point).dot(s.normal)) <= tol;
+      if (on) out.push_back(q);
+    }
+  }
+  if (out.empty()) CARDIO_FAIL(s.where << ": " << s.describe() << " selects no boundary face of the mesh");
+  return out;
+}
+
+void check_physical_state(const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x, const std::string& when,
+                          const std::string& likely_cause) {
+  const mechanics::WorstElement w = mechanics::worst_element(m.mesh, x);
+  if (w.element >= 0 && !(w.J > 0)) {
+    const imaging::Index3 v = m.grid.index(m.voxel[std::size_t(w.element)]);
+    CARDIO_FAIL(when << ": element " << w.element << " (voxel " << v[0] << ", " << v[1] << ", " << v[2] << "; label "
+                     << m.label[std::size_t(w.element)] << ") is inverted: det F = " << w.J
+                     << " at a Gauss point (must be > 0). Likely cause: " << likely_cause);
+  }
+  for (const auto& c : m.cavities) {
+    const double V = meshing::cavity_volume(c, x);
+    if (!(V > 0))
+      CARDIO_FAIL(when << ": cavity '" << c.name << "' has volume " << V / 1000.0
+                       << " mL (must be > 0): the walls have passed through each other. Likely cause: " << likely_cause);
+  }
+}
+
+HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& m, double mass_scaling) {
+  const mechanics::HexMesh& mesh = m.mesh;
+  mechanics::GuccioneLaw law;
+  law.C = sim.material.C;
+  law.b_f = sim.material.b_f;
+  law.b_t = sim.material.b_t;
+  law.b_fs = sim.material.b_fs;
+  law.bulk = sim.material.bulk;
+  law.hourglass_factor = sim.material.hourglass_factor;
+  auto forces = std::make_unique<mechanics::GuccioneForces>(
+      mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law), sim.material.element);
+  if (sim.simd != "auto") {
+    try {
+      forces->use_simd_isa(sim.simd);
+    } catch (const std::exception& ex) {
+      CARDIO_FAIL("simulation.simd: " << ex.what() << " (use auto, or one of the builds this CPU runs)");
+    }
+  }
+  HeartModel model;
+  model.myocardium = forces.get();
+  Eigen::VectorXd masses = mass_scaling * m.mass;
+  if (sim.selective_mass_scaling > 0) {
+    // One tissue density (tissue.density): element mass = density x rest volume, scaled as the nodes.
+    const Eigen::VectorXd element_mass = (mass_scaling * m.mass.sum() / m.volume.sum()) * m.volume;
+    const Eigen::VectorXd bounds = mechanics::element_frequency_bounds(mesh, *forces, element_mass, mesh.rest);
+    model.selective_mass = mechanics::selective_mass_scaling(mesh, masses, element_mass, bounds, sim.selective_mass_scaling);
+    masses = std::move(model.selective_mass->nodal_mass);
+    model.selective_mass->nodal_mass.resize(0);
+  }
+  model.system = std::make_unique<mechanics::MassSpringSystem>(mesh, std::move(forces), masses);
+  mechanics::MassSpringSystem& sys = *model.system;
+
+  // Boundary conditions (Promayon projection of prescribed positions).
+  for (const auto& f : sim.fixed) sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(f, m)), 0b111));
+  for (const auto& s : sim.sliding) {
+    const Eigen::Vector3d normal = s.tag.empty() ? s.normal : m.axis.base_normal;
+    Eigen::Index axis;
+    if (normal.cwiseAbs().maxCoeff(&axis) < 1 - 1e-9)
+      CARDIO_FAIL(s.where << ": sliding needs a plane normal along x, y or z (the constraint fixes one "
+                             "coordinate); the normal is (" << normal.transpose() << ")");
+    sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(s, m)), static_cast<std::uint8_t>(1u << axis)));
+  }
+  sys.update_constraint_mask();
+  if (sim.pericardium)
+    sys.foundations.push_back({select_quads(sim.pericardium->surface, m), sim.pericardium->stiffness, sim.pericardium->normal_only});
+  return model;
+}
+
+namespace {
+
+struct StepResult {
+  bool converged = false;
+  long iterations = 0;
+  int cuts = 0;
+  long factorisations = 0, krylov_iterations = 0;
+  double residual = 0, assemble_seconds = 0, solve_seconds = 0;
+};
+
+struct StaticTotals {
+  bool converged = true;
+  long iterations = 0;
+  int cuts = 0;
+  long factorisations = 0, krylov_iterations = 0;
+  double residual = 0, assemble_seconds = 0, solve_seconds = 0;
+  void add(const StepResult& r) {
+    converged = r.converged;
+    iterations += r.iterations;
+    cuts += r.cuts;
+    factorisations += r.factorisations;
+    krylov_iterations += r.krylov_iterations;
+    residual = r.residual;
+    assemble_seconds += r.assemble_seconds;
+    solve_seconds += r.solve_seconds;
+  }
+};
+
+/// One load step by Newton's method (mechanics/newton.hpp), from load fraction s_from to s_to.
+StepResult newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& sim, mechanics::NodeState& state,
+                       const mechanics::LoadSetter& set_load, double s_from, double s_to, std::ostream* log) {
+  mechanics::NewtonOptions o;
+  o.residual_tol = sim.residual_tol;
+  o.update_tol = sim.update_tol;
+  o.max_iterations = int(sim.max_iterations);
+  o.max_cuts = sim.load_step_cuts;
+  o.linear_solver = sim.linear_solver == "lu"   ? mechanics::LinearSolver::lu
+                    : sim.linear_solver == "cg" ? mechanics::LinearSolver::cg
+                                                : mechanics::LinearSolver::cholmod;
+  o.reuse_factorisation = sim.reuse_factorisation;
+  const mechanics::NewtonStats st = newton.solve(state, set_load, s_from, s_to, o, log);
+  return {st.converged,   st.iterations, st.cuts,           st.factorisations, st.krylov_iterations,
+          st.residual,    st.assemble_seconds, st.solve_seconds};
+}
+
+/// One load step by dynamic relaxation (mechanics/integrators.hpp) at load fraction s.
+StepResult relaxation_step(const mechanics::MassSpringSystem& sys, const mechanics::HexMesh& mesh,
+                           const HeartSimulation& sim, mechanics::NodeState& state,
+                           const mechanics::LoadSetter& set_load, double s) {
+  set_load(s);
+  mechanics::QuasiStaticOptions qs;
+  qs.load_steps = 1;  // the steps are taken by the caller, so that pressure and active tension ramp together
+  qs.residual_tol = sim.residual_tol;
+  qs.max_iterations = sim.max_iterations;
+  const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs);
+  return {r.converged, r.iterations, 0, 0, 0, r.residual, 0, 0};
+}
+
+}  // namespace
+
+HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const mechanics::HexMesh& mesh = m.mesh;
+  // Before any work: a probe outside the mesh fails the run here, not after the solve.
+  const std::vector<ProbeLocation> probe_at = locate_probes(sim.probes, m, log);
+  HeartModel model = build_heart_model(sim, m);
+  mechanics::MassSpringSystem& sys = *model.system;
+  mechanics::GuccioneForces* guccione = model.myocardium;
+  std::vector<mechanics::PressureLoad> full;
+  for (const auto& p : sim.pressures) full.push_back({select_quads(p.surface, m), p.pressure});
+
+  mechanics::NodeState state = sys.rest_state();
+  std::vector<double> Ta(std::size_t(mesh.n_elements()), 0.0), activation(std::size_t(mesh.n_elements()), 0.0);
+  // Pressures and active tension ramp together with the load fraction s.
+  const auto set_load = [&](double s) {
+    sys.loads.pressures = full;
+    for (auto& p : sys.loads.pressures) p.pressure *= s;
+    std::fill(Ta.begin(), Ta.end(), s * sim.active_tension);
+    std::fill(activation.begin(), activation.end(), sim.active_tension > 0 ? s : 0.0);
+    guccione->set_active_tension(Ta, activation);
+  };
+  set_load(1.0);  // the pattern of the tangent includes the loaded faces
+  std::unique_ptr<mechanics::NewtonSolver> newton;
+  if (sim.solver == "newton") newton = std::make_unique<mechanics::NewtonSolver>(sys, mesh);
+  StaticTotals totals;
+  for (int k = 1; k <= sim.load_steps && totals.converged; ++k) {
+    const double s = double(k) / sim.load_steps;
+    const StepResult r = newton ? newton_step(*newton, sim, state, set_load, double(k - 1) / sim.load_steps, s, log)
+                                : relaxation_step(sys, mesh, sim, state, set_load, s);
+    totals.add(r);
+    if (log) {
+      std::ostringstream line;
+      line << "load step " << k << "/" << sim.load_steps << ": " << r.iterations << " iterations, residual "
+           << std::scientific << std::setprecision(2) << r.residual << (r.converged ? "" : " (not converged)");
+      *log << line.str() << std::endl;
+    }
+    if (!r.converged) break;
+    std::ostringstream when;
+    when << "quasi-static load step " << k << "/" << sim.load_steps << " (pressures at " << 100 * s << " %, active tension "
+         << s * sim.active_tension << " kPa)";
+    check_physical_state(m, state.x, when.str(),
+                         "the load is too large for this mesh and material (lower loads.pressures or active.tension), "
+                         "or the steps too coarse (raise simulation.load_steps)");
+  }
+  const bool converged = totals.converged;
+  const long iterations = totals.iterations;
+  const double residual = totals.residual;
+
+  HeartRunResult out;
+  out.active_tension = Ta;
+  json probes = json::array();
+  for (std::size_t p = 0; p < sim.probes.size(); ++p) probes.push_back(probe(sim.probes[p], probe_at[p], m, state.x));
+  json cavities = json::array();
+  for (const auto& c : m.cavities)
+    cavities.push_back({{"name", c.name},
+                        {"initial_volume_mL", meshing::cavity_volume(c, mesh.rest) / 1000.0},
+                        {"final_volume_mL", meshing::cavity_volume(c, state.x) / 1000.0}});
+  const double v0 = mechanics::element_volumes(mesh, mesh.rest).sum(), v1 = mechanics::element_volumes(mesh, state.x).sum();
+  out.summary = {{"mode", sim.mode},
+                 {"converged", converged},
+                 {"solver", sim.solver},
+                 {"iterations", iterations},
+                 {"relative_residual", residual},
+                 {"load_step_cuts", totals.cuts},
+                 {"factorisations", totals.factorisations},
+                 {"krylov_iterations", totals.krylov_iterations},
+                 {"tangent_assembly_s", totals.assemble_seconds},
+                 {"simd_isa", std::string(model.myocardium->simd_isa())},
+                 {"linear_solve_s", totals.solve_seconds},
+                 {"load_steps", sim.load_steps},
+                 {"element_count", mesh.n_elements()},
+                 {"node_count", mesh.n_nodes()},
+                 {"tissue_volume_change_percent", 100.0 * (v1 - v0) / v0},
+                 {"probes", probes},
+                 {"cavities", cavities},
+                 {"simulate_time_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+  out.state = std::move(state);
+  if (!converged)
+    CARDIO_FAIL("quasi-static solve (" << sim.solver
+                << ") did not converge: the iteration limit simulation.max_iterations = " << sim.max_iterations
+                << (newton ? " per increment was reached after simulation.load_step_cuts = " +
+                                 std::to_string(sim.load_step_cuts) + " halvings"
+                           : std::string(" was reached"))
+                << ", with the relative residual at " << residual << " (simulation.residual_tol " << sim.residual_tol
+                << "); raise simulation.max_iterations or simulation.load_steps, or lower the loads");
+  return out;
+}
+
+}  // namespace cardio::pipeline
