@@ -32,6 +32,7 @@
 #include "cardio/imaging/memory.hpp"
 #include "cardio/phantoms/phantoms.hpp"
 #include "cohort/batch.hpp"
+#include "common/exit_codes.hpp"
 #include "blocks/experiments.hpp"
 #include "common/figures.hpp"
 #include "config/heart_config.hpp"
@@ -53,8 +54,9 @@ using namespace cardio;
 
 namespace {
 
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
+using pipeline::kExitFailed;
+using pipeline::kExitInterrupted;
+using pipeline::kExitUsage;
 /// The summary of a beat run cut short ("complete": false); summary.json marks finished runs only.
 constexpr const char* kIncompleteSummary = "summary.incomplete.json";
 
@@ -317,13 +319,6 @@ Args parse_args(int argc, char** argv) {
   return a;
 }
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 /// Lock OUTDIR for the whole run: a second run, resume or mesh into it is refused (DirectoryBusy,
 /// exit 2) before it deletes anything. Under the lock, the temp files of a killed run can go.
 DirectoryLock lock_outdir(const fs::path& out, const Args& a) {
@@ -344,7 +339,7 @@ fs::path prepare_outdir(const Args& a, const std::string& name, const std::strin
     if (entry.path().filename().string().rfind("cavity_", 0) == 0 && entry.path().extension() == ".vtp")
       fs::remove(entry.path());
   std::ostringstream header;
-  header << "# cardiac " << CARDIO_VERSION << ", resolved config of " << a.config << "\n# written " << now_utc()
+  header << "# cardiac " << CARDIO_VERSION << ", resolved config of " << a.config << "\n# written " << pipeline::utc_now()
          << ", threads " << thread_count() << "\n";
   write_file_atomic(out / "config.resolved.yaml", header.str() + resolved);
   return out;
@@ -360,7 +355,7 @@ void finish_summary(nlohmann::json& j, const Args& a, const std::string& resolve
   j["config"] = a.config;
   j["config_hash_fnv1a"] = config_hash(resolved);
   j["threads"] = thread_count();
-  j["finished_utc"] = now_utc();
+  j["finished_utc"] = pipeline::utc_now();
 }
 
 /// The checks of a heart config before OUTDIR is touched, the same for validate, run and mesh (an
@@ -569,7 +564,7 @@ int run(const Args& given, Stage& stage) {
     pipeline::ExperimentResult r = pipeline::run_experiment(cfg, &log);
     r.summary["version"] = CARDIO_VERSION;
     r.summary["config"] = a.config;
-    r.summary["finished_utc"] = now_utc();
+    r.summary["finished_utc"] = pipeline::utc_now();
     if (cfg.write_vtu) io::write_vtu(out / "final.vtu", r.mesh, r.state.x, {{"velocity", r.state.v}});
     io::write_json(out / "summary.json", r.summary);
     log << "measured: " << r.summary["measured"].dump() << "\n";

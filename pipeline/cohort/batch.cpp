@@ -47,13 +47,6 @@ namespace {
 /// Entries of BATCH_DIR that are not cases.
 const std::set<std::string> kReserved{"cases", "slurm", "figures"};
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -198,7 +191,7 @@ void write_case_scripts(const Manifest& m, const fs::path& dir, const fs::path& 
   fs::create_directories(dir / "cases");
   for (const auto& c : m.cases) {
     std::ostringstream s;
-    s << "#!/bin/sh\n# Case '" << c.name << "' of " << m.file.string() << ", written by cardiac batch " << now_utc()
+    s << "#!/bin/sh\n# Case '" << c.name << "' of " << m.file.string() << ", written by cardiac batch " << utc_now()
       << ".\n# Rerun it by hand: sh " << (dir / "cases" / (c.name + ".sh")).string()
       << " [--threads N]   (a later --threads wins)\n"
       << "# Resume an interrupted run instead: " << shell_quote(exe.string()) << " run --resume "
@@ -224,7 +217,7 @@ struct CaseResult {
 void write_batch_json(const fs::path& dir, const Manifest& m, const std::string& executor, const json& extra,
                       const std::vector<CaseResult>& results) {
   json j = {{"manifest", m.file.string()}, {"base_config", m.base_config.string()}, {"executor", executor},
-            {"written_utc", now_utc()}};
+            {"written_utc", utc_now()}};
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
   json cases = json::array();
   for (std::size_t i = 0; i < m.cases.size(); ++i) {
@@ -360,7 +353,7 @@ int run_local(const Manifest& m, const BatchOptions& o, std::ostream& out, std::
       results[i].resumed = state == CaseState::resumable;
       {
         std::ofstream log(outdir / "batch.log", std::ios::app);
-        log << "\n=== cardiac batch " << now_utc() << ": " << shell_quote(o.cardiac_exe.string()) << " " << join_quoted(args)
+        log << "\n=== cardiac batch " << utc_now() << ": " << shell_quote(o.cardiac_exe.string()) << " " << join_quoted(args)
             << "\n";
       }
       const pid_t pid = spawn(o.cardiac_exe, args, outdir / "batch.log", threads);
@@ -471,7 +464,7 @@ std::string sbatch_script(const Manifest& m, const fs::path& dir, const fs::path
   const Resources& r = m.resources;
   std::ostringstream s;
   s << "#!/bin/bash\n"
-    << "# Slurm job array for the cohort " << m.file.string() << ", written by cardiac batch " << now_utc() << ".\n"
+    << "# Slurm job array for the cohort " << m.file.string() << ", written by cardiac batch " << utc_now() << ".\n"
     << "# One task per case; task i runs case CASES[i] into " << dir.string() << "/<case>.\n"
     << "# A task whose case has summary.json does nothing; one with checkpoint.bin and no\n"
     << "# summary.json continues with `cardiac run --resume`. SIGTERM (scancel, pre-emption, the\n"
@@ -840,7 +833,7 @@ int run_batch(const BatchOptions& o_in, std::ostream& out, std::ostream& err) {
     lock.emplace(o.batch_dir, "cardiac batch " + o.manifest.string());
     remove_stale_temp_files(o.batch_dir);
     // The manifest as used, for the record.
-    write_file_atomic(o.batch_dir / "manifest.yaml", "# copy of " + m.file.string() + " (" + now_utc() + ")\n" + slurp(m.file));
+    write_file_atomic(o.batch_dir / "manifest.yaml", "# copy of " + m.file.string() + " (" + utc_now() + ")\n" + slurp(m.file));
     const int code = o.executor == "local" ? run_local(m, o, out, err) : run_slurm(m, o, out, err);
     return m.skipped.empty() ? code : kExitUsage;  // the valid cases ran; the manifest needs fixing
   } catch (const DirectoryBusy& e) {

@@ -11,18 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_codes.hpp"
+
 namespace cardio::config {
 class Document;
 }
 
 namespace cardio::pipeline::batch {
 
-/// Exit codes shared with the `cardiac` program.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitUsage = 2;
-/// Exit code of `cardiac run` interrupted by SIGTERM/SIGINT after writing its checkpoint.
-inline constexpr int kExitInterrupted = 75;
 
 /// Per-task resources of the Slurm executor.
 struct Resources {

@@ -4,12 +4,20 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 #include <sstream>
 
 namespace cardio::pipeline {
 
 namespace fs = std::filesystem;
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
 
 void make_writable_directory(const fs::path& dir) {
   std::error_code ec;

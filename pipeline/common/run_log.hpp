@@ -25,6 +25,9 @@ class UnusableOutput : public Error {
 /// naming it and the reason.
 void make_writable_directory(const std::filesystem::path& dir);
 
+/// The current time as ISO 8601 UTC, "2026-11-25T19:22:03Z" (summaries, logs, batch files).
+std::string utc_now();
+
 /// A user-facing text for an exception: what() for cardio::Error; for a filesystem error
 /// "cannot remove PATH: REASON" instead of "filesystem error: cannot remove: REASON [PATH]".
 std::string describe(const std::exception& e);
