@@ -19,9 +19,9 @@
 #include <vtkDataArray.h>
 
 #include "cardio/config/config.hpp"
-#include "heart/heart_beat.hpp"
+#include "heart/beat_run.hpp"
 #include "config/heart_config.hpp"
-#include "heart/heart_run.hpp"
+#include "heart/quasi_static.hpp"
 #include "mesh/mesh_stage.hpp"
 
 namespace fs = std::filesystem;

@@ -11,7 +11,7 @@
 #include "cardio/config/config.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "config/heart_config.hpp"
-#include "heart/heart_run.hpp"
+#include "heart/quasi_static.hpp"
 #include "mesh/mesh_stage.hpp"
 
 using namespace cardio;

@@ -90,10 +90,10 @@ ActivationParams parse_activation(const Node& n, double period, const std::files
   return a;
 }
 
-std::vector<CavityCirculation> parse_circulation(const Node& n, const HeartSimulation& h) {
-  std::vector<CavityCirculation> out;
+std::vector<circulation::CavityCirculation> parse_circulation(const Node& n, const HeartSimulation& h) {
+  std::vector<circulation::CavityCirculation> out;
   for (const Node& c : n.list("cavities")) {
-    CavityCirculation cav;
+    circulation::CavityCirculation cav;
     cav.name = c.text("name", std::nullopt);
     auto& b = cav.beat;
     const double mmHg = units::kMmHgInKPa;

@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "cardio/activation/twitch.hpp"
-#include "cardio/circulation/beat.hpp"
-#include "cardio/circulation/windkessel.hpp"
+#include "cardio/circulation/cavity_coupling.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "config/mesh_config.hpp"
 
@@ -70,13 +69,6 @@ struct ActivationParams {
   activation::TwitchParams twitch;       ///< period filled from simulation.period
 };
 
-/// One cavity in the beat: its phase machine and afterload.
-struct CavityCirculation {
-  std::string name;
-  circulation::BeatParams beat;
-  circulation::WindkesselParams windkessel;
-};
-
 /// Strain analysis of a beating run (docs/analysis.md).
 struct AnalysisParams {
   std::string reference = "rest";        ///< rest | end_diastole (clinical strain)
@@ -101,7 +93,7 @@ struct HeartSimulation {
   std::string simd = "auto";
   // beat mode
   ActivationParams activation;
-  std::vector<CavityCirculation> circulation;
+  std::vector<circulation::CavityCirculation> circulation;
   AnalysisParams analysis;
   double checkpoint_interval = 100;      ///< [ms] simulated time between checkpoints; 0 = none
   double first_onset = 200;              ///< [ms] first contraction onset

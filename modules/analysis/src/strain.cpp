@@ -114,6 +114,16 @@ Eigen::Matrix3d green_lagrange(const Eigen::Matrix3d& F) {
   return 0.5 * (F.transpose() * F - Eigen::Matrix3d::Identity());
 }
 
+Eigen::VectorXd fibre_stretch(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
+  Eigen::VectorXd lambda(mesh.n_elements());
+  parallel_for(mesh.n_elements(), [&](std::int64_t e) {
+    const mechanics::Hex& h = mesh.hexes[std::size_t(e)];
+    const Eigen::Matrix3d F = centre_deformation_gradient(mechanics::gather(mesh.rest, h), mechanics::gather(x, h));
+    lambda[e] = (F * mesh.fibre.col(e)).norm();
+  });
+  return lambda;
+}
+
 Eigen::Matrix3Xd element_centres(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
   check_positions(mesh, x, "element centres");
   Eigen::Matrix3Xd c(3, mesh.n_elements());

@@ -55,6 +55,18 @@ TEST(AnalysisStrain, HomogeneousStretchGivesTheClosedFormStrains) {
   EXPECT_LT(err, 1e-14);
 }
 
+TEST(AnalysisStrain, FibreStretchOfAHomogeneousStretchIsTheStretchedUnitFibre) {
+  mechanics::HexMesh m = block(3, 1.5, Eigen::Vector3d(2, 1, -4));
+  const Eigen::Vector3d fibre = Eigen::Vector3d(1, 2, 2) / 3.0;  // a unit vector off the axes
+  m.fibre = fibre.replicate(1, m.n_elements());
+  const Eigen::Matrix3d F = Eigen::Vector3d(1.2, 0.9, 0.8).asDiagonal();
+  const Eigen::VectorXd lambda = fibre_stretch(m, affine(m.rest, F, Eigen::Vector3d(0.3, -2, 1)));
+  // |F f0| = sqrt((1.2/3)^2 + (1.8/3)^2 + (1.6/3)^2)
+  const double expected = std::sqrt(0.16 + 0.36 + 1.6 * 1.6 / 9.0);
+  ASSERT_EQ(lambda.size(), m.n_elements());
+  for (Eigen::Index e = 0; e < lambda.size(); ++e) EXPECT_NEAR(lambda[e], expected, 1e-12);
+}
+
 TEST(AnalysisStrain, SimpleShearGivesTheClosedFormStrains) {
   mechanics::HexMesh m = block(2, 1.0);
   m.fibre.colwise() = Eigen::Vector3d(1, 1, 0).normalized();

@@ -73,6 +73,10 @@ ElementStrains strains(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x
 ElementStrains strains_relative(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x_ref,
                                 const Eigen::Matrix3Xd& x, const ElementDirections& dirs_ref);
 
+/// Fibre stretch of every element relative to the rest state, lambda = |F f0| with F at the element
+/// centre and f0 the element's rest fibre direction (mesh.fibre).
+Eigen::VectorXd fibre_stretch(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x);
+
 /// Element centres (mean of the 8 nodes = the trilinear map at the centre) [mm], 3 x n_elements.
 Eigen::Matrix3Xd element_centres(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x);
 

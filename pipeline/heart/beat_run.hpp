@@ -1,10 +1,11 @@
 #pragma once
-/// @file heart_beat.hpp
+/// @file beat_run.hpp
 /// The beating heart (simulation.mode: beat): Guccione myocardium with active fibre tension from
 /// an activation map and a twitch, each cavity driven through filling, isovolumic contraction,
 /// ejection into a Windkessel and isovolumic relaxation (Promayon's exact volume projection in the
-/// isovolumic phases), explicit semi-implicit Euler time stepping.
-/// Writes frames/frame_NNNNN.vtu + series.pvd and timeseries.csv into the run directory as it goes.
+/// isovolumic phases), explicit semi-implicit Euler time stepping (beat_loop.hpp).
+/// Writes frames/frame_NNNNN.vtu + series.pvd and timeseries.csv into the run directory as it goes
+/// (beat_observers.hpp), checkpoints, and the summary.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -12,20 +13,9 @@
 #include "cardio/mechanics/system.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "config/heart_config.hpp"
-#include "heart/heart_run.hpp"
+#include "heart/beat_loop.hpp"
 
 namespace cardio::pipeline {
-
-/// Everything of a beat that can fail on the inputs, done before any output is written: the model
-/// (selectors of the boundary), the cavities named in the circulation, the activation times (pacing
-/// sites inside the myocardium, an activation image on the element grid).
-struct BeatSetup {
-  HeartModel model;
-  std::vector<const meshing::CavitySurface*> cavities;  ///< one per sim.circulation entry
-  Eigen::VectorXd activation_time;                      ///< per element, after each beat's onset [ms]
-};
-
-BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log);
 
 struct BeatRunResult {
   mechanics::NodeState state;

@@ -1,11 +1,12 @@
 #pragma once
-/// @file heart_run.hpp
-/// The model and simulate stages of a heart config: Guccione myocardium on the voxel mesh, fixed
-/// and sliding boundaries, follower pressures, active fibre tension; quasi-static solve (dynamic
-/// relaxation with load steps) and the probes' final positions.
-#include <nlohmann/json.hpp>
+/// @file heart_model.hpp
+/// The mechanical model of a heart config, shared by the quasi-static and the beat modes: Guccione
+/// myocardium on the voxel mesh (one law per material), fixed and sliding boundaries, the
+/// pericardium; and the check that a state is physical.
+#include <memory>
 #include <optional>
-#include <ostream>
+#include <string>
+#include <vector>
 
 #include "cardio/mechanics/mass_scaling.hpp"
 #include "cardio/mechanics/myocardium.hpp"
@@ -26,31 +27,6 @@ struct HeartModel {
 
 /// Build the model on `mesh` with nodal masses x `mass_scaling`.
 HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, double mass_scaling = 1.0);
-
-struct HeartRunResult {
-  mechanics::NodeState state;
-  std::vector<double> active_tension;  ///< per element at the end [kPa]
-  nlohmann::json summary;              ///< measured quantities (summary.json adds version etc.)
-};
-
-/// Where a probe's reference point lies in the rest mesh: in an element (its local coordinates), or
-/// just outside the mesh (within one voxel diagonal of it) at its nearest node.
-struct ProbeLocation {
-  std::int64_t element = -1;                     ///< -1: outside, the nearest node stands in
-  Eigen::Vector3d xi = Eigen::Vector3d::Zero();  ///< local coordinates in the element, in [0, 1]
-  Eigen::Index node = -1;                        ///< the nearest node (outside only)
-  double distance = 0;                           ///< from the point to that node [mm]
-};
-
-/// Every probe located in `mesh`. A probe farther than one voxel diagonal from every node is outside
-/// the mesh: cardio::Error naming the probe (config location, name), its point and the distance.
-/// One just outside gets a line in `log`.
-std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const meshing::VoxelMesh& mesh,
-                                         std::ostream* log = nullptr);
-
-/// Build the model on `mesh` and solve (the probes are located first). Config problems found here (a tag that does not exist, a
-/// plane that selects nothing) are cardio::Error naming the config location.
-HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log);
 
 /// A non-physical state is a failure: throws cardio::Error when an element is inverted (det F <= 0
 /// at one of its 2x2x2 Gauss points, or a NaN position) or a cavity's volume is not positive,

@@ -1,0 +1,82 @@
+#pragma once
+/// @file cavity_coupling.hpp
+/// The cavities of a beating heart coupled to their circulation: each cavity's beat machine
+/// (beat.hpp) commands, for every time step, a follower pressure (filling), Promayon's exact volume
+/// projection (isovolumic phases) or the implicit Windkessel ejection (volume_constraint.hpp). The
+/// mechanics sees kPa and mm^3, the beat machines mmHg and mL: this class is the one place where
+/// they meet. One step: set_time(t) -> add_forces / project (inside the integrator) -> update().
+#include <Eigen/Core>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cardio/circulation/beat.hpp"
+#include "cardio/circulation/volume_constraint.hpp"
+#include "cardio/circulation/windkessel.hpp"
+#include "cardio/core/binary.hpp"
+#include "cardio/meshing/voxel_mesh.hpp"
+
+namespace cardio::circulation {
+
+/// One cavity in the beat: its phase machine and afterload.
+struct CavityCirculation {
+  std::string name;
+  BeatParams beat;
+  WindkesselParams windkessel;
+};
+
+/// A beat that overran its period (BeatOverrun) in cavity `cavity`: the run stops there.
+struct Overrun {
+  std::size_t cavity = 0;
+  std::string message;
+};
+
+/// A last beat without statistics: cavity `cavity` was still contracting or ejecting at the end.
+struct UnfinishedBeat {
+  std::size_t cavity = 0;
+  int beat = 0;
+  Phase phase = Phase::filling;
+  double t_ms = 0;
+};
+
+class CavityCoupling {
+ public:
+  /// surfaces[c] carries circulation[c] (not owned; they outlive this object). The beat machines
+  /// start at t = 0 from the volumes at `rest`; the last beat ends at t_end_ms.
+  CavityCoupling(const std::vector<CavityCirculation>& circulation,
+                 std::vector<const meshing::CavitySurface*> surfaces, const Eigen::Matrix3Xd& rest, double t_end_ms);
+
+  /// The commands for the step that starts at t (call before each step and after a restore).
+  void set_time(double t);
+  /// f += the follower pressures of the cavities that are filling, at positions x.
+  void add_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
+  /// The volume projections of the isovolumic and ejecting cavities (mass: lumped nodal masses,
+  /// free_mask: the unconstrained components, dt: the step).
+  void project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask, double dt, Eigen::Matrix3Xd& x,
+               Eigen::Matrix3Xd& v);
+  /// The cavity volumes at x [mL] (a wall folded through itself gives a non-positive or NaN one).
+  std::vector<double> volumes_mL(const Eigen::Matrix3Xd& x) const;
+  /// Advance every beat machine to t with the step's volumes and pressures. A beat that overran
+  /// its period is returned (the last one, if several), the other cavities are still advanced.
+  std::optional<Overrun> update(double t, const std::vector<double>& volumes_mL, double dt);
+
+  /// End every cavity's last beat at the end of the run (BeatCycle::finish); the first cavity whose
+  /// last beat has no statistics, if any.
+  std::optional<UnfinishedBeat> finish();
+
+  const std::vector<BeatCycle>& cycles() const { return m_cycles; }
+  const meshing::CavitySurface& surface(std::size_t c) const { return *m_surfaces[c]; }
+  std::size_t size() const { return m_cycles.size(); }
+
+  void save(BinaryWriter& out) const;
+  void restore(BinaryReader& in);
+
+ private:
+  std::vector<const meshing::CavitySurface*> m_surfaces;
+  std::vector<BeatCycle> m_cycles;
+  std::vector<CavityCommand> m_command;       ///< of the current step
+  std::vector<double> m_impulse;              ///< isovolumic: sum of the step's projection impulses [kPa ms]
+  std::vector<CoupledResult> m_coupled;       ///< ejection: the step's coupled projection
+};
+
+}  // namespace cardio::circulation

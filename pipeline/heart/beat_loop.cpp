@@ -1,0 +1,145 @@
+#include "heart/beat_loop.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cardio/activation/activation_times.hpp"
+#include "cardio/core/error.hpp"
+#include "cardio/imaging/image_io.hpp"
+#include "cardio/mechanics/integrators.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+Eigen::VectorXd activation_times(const ActivationParams& a, const meshing::VoxelMesh& m, std::ostream* log) {
+  if (a.mode == "synchronous") return activation::synchronous_activation(m, 0.0);
+  if (a.mode == "image")
+    return activation::activation_from_image(m, imaging::read_scalar_image(a.image), a.image.string());
+  std::vector<activation::PacingSite> sites;
+  for (const auto& s : a.sites)
+    sites.push_back(s.at_label ? activation::PacingSite::at_label(s.label, s.time, s.where)
+                               : activation::PacingSite::at_point(s.point, s.time, s.where));
+  activation::EikonalOptions o;
+  o.velocity = {a.velocity_fibre, a.velocity_cross};
+  const Eigen::VectorXd t = activation::eikonal_activation(m, sites, o);
+  if (log) *log << "eikonal activation: latest element at " << t.maxCoeff() << " ms after the stimulus\n";
+  return t;
+}
+
+std::size_t lv_index(const HeartSimulation& sim) {
+  for (std::size_t c = 0; c < sim.circulation.size(); ++c)
+    if (sim.circulation[c].name == sim.analysis.lv_cavity) return c;
+  return 0;
+}
+
+}  // namespace
+
+BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
+  BeatSetup setup;
+  // Damping acts on the nodal velocities (in the loop), not through the stiffness:
+  // stiffness-proportional damping would shrink the explicit time step by the factor w tau.
+  setup.model = build_heart_model(sim, m, sim.mass_scaling);
+  if (const auto& s = setup.model.selective_mass; s && log)
+    *log << "selective mass scaling: " << s->scaled_elements << " elements, +" << 100 * s->added_mass_fraction
+         << " % mass (largest element x" << s->largest_element_factor << "); largest element frequency bound "
+         << s->bound_frequency_before << " -> " << s->bound_frequency_after << " 1/ms\n";
+  for (const auto& c : sim.circulation) {
+    const auto it = std::find_if(m.cavities.begin(), m.cavities.end(), [&](const auto& s) { return s.name == c.name; });
+    if (it == m.cavities.end()) CARDIO_FAIL("circulation: no cavity named '" << c.name << "' in the mesh");
+    setup.cavities.push_back(&*it);
+  }
+  setup.activation_time = activation_times(sim.activation, m, log);
+  return setup;
+}
+
+BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, BeatSetup& setup)
+    : m_sim(sim),
+      m_mesh(mesh),
+      m_system(*setup.model.system),
+      m_myocardium(*setup.model.myocardium),
+      m_cavities(sim.circulation, setup.cavities, mesh.mesh.rest, sim.first_onset + sim.beats * sim.period),
+      m_twitch(sim.activation.twitch),
+      m_activation_time((setup.activation_time.array() + sim.first_onset).matrix()),
+      m_Ta(Eigen::VectorXd::Zero(mesh.mesh.n_elements())),
+      m_state(m_system.rest_state()),
+      m_lv(lv_index(sim)),
+      m_t_end(sim.first_onset + sim.beats * sim.period) {
+  // A user-given step above the estimate at rest would blow up within a few steps: refused unless forced.
+  if (sim.dt > 0 && !sim.force_dt && sim.dt > stable_dt())
+    CARDIO_FAIL("simulation.dt: " << sim.dt << " ms is above the stability estimate " << stable_dt()
+                                  << " ms of this model at rest; use a smaller dt (or leave it unset: the estimate x "
+                                     "simulation.dt_safety), or set simulation.force_dt: true to run anyway");
+  m_dt = chosen_dt();
+  m_velocity_decay = sim.damping_time > 0 ? std::exp(-m_dt / sim.damping_time) : 1.0;
+}
+
+double BeatLoop::stable_dt() const {
+  return mechanics::stable_time_step(mechanics::estimate_max_frequency(m_system, m_state.x),
+                                     m_system.internal().max_damping_time());
+}
+
+double BeatLoop::chosen_dt() const { return m_sim.dt > 0 ? m_sim.dt : m_sim.dt_safety * stable_dt(); }
+
+void BeatLoop::begin_step() {
+  m_twitch.active_tension(m_activation_time, m_t, m_Ta);
+  m_myocardium.set_active_tension(std::vector<double>(m_Ta.data(), m_Ta.data() + m_Ta.size()));
+  m_cavities.set_time(m_t);
+}
+
+std::optional<circulation::Overrun> BeatLoop::step() {
+  const auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) {
+    m_system.forces(x, v, 1.0, f);
+    m_cavities.add_forces(x, f);
+  };
+  const auto project = [&](Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double) {
+    m_system.project(x, v, 1.0, 0.0);
+    m_cavities.project(m_state.mass, m_system.free_mask(), m_dt, x, v);
+  };
+  mechanics::step(mechanics::Scheme::semi_implicit_euler, m_state, m_t, m_dt, forces, project);
+  if (m_sim.damping_time > 0) m_state.v *= m_velocity_decay;  // mass-proportional damping, exact decay over dt
+  m_t += m_dt;
+  ++m_steps;
+  if (m_steps % 100 == 0) mechanics::check_state(m_system, m_mesh.mesh, m_state, m_dt, m_steps, m_t);
+  const std::vector<double> volumes = m_cavities.volumes_mL(m_state.x);
+  check_cavity_volumes(volumes);
+  if (auto overrun = m_cavities.update(m_t, volumes, m_dt)) return overrun;
+  if (m_t >= m_next_dt_check && m_sim.dt == 0) {  // the law stiffens: re-estimate the stable step
+    m_dt = std::min(m_dt, chosen_dt());
+    m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
+    m_next_dt_check += kDtCheckInterval;
+  }
+  return std::nullopt;
+}
+
+void BeatLoop::check_cavity_volumes(const std::vector<double>& volumes_mL) {
+  for (std::size_t c = 0; c < volumes_mL.size(); ++c) {
+    const double V = volumes_mL[c];
+    if (std::isfinite(V) && V > 0) continue;
+    // A blow-up: name its first bad node before the cavity.
+    mechanics::check_state(m_system, m_mesh.mesh, m_state, m_dt, m_steps, m_t);
+    CARDIO_FAIL("cavity " << m_sim.circulation[c].name << " has volume " << V << " mL at step " << m_steps
+                          << " (t = " << m_t << " ms): the wall folded through itself; lower simulation.dt_safety "
+                                                "or the load");
+  }
+}
+
+void BeatLoop::save(BinaryWriter& w) const {
+  w.u64(std::uint64_t(m_state.x.cols()));
+  for (double v : {m_t, m_dt, m_next_dt_check}) w.f64(v);
+  w.i64(m_steps);
+  for (const Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f}) w.f64s(a->data(), std::size_t(a->size()));
+  m_cavities.save(w);
+}
+
+void BeatLoop::restore(BinaryReader& r) {
+  const std::uint64_t nodes = r.u64();
+  if (nodes != std::uint64_t(m_state.x.cols()))
+    CARDIO_FAIL("the checkpoint has " << nodes << " nodes, the mesh " << m_state.x.cols());
+  for (double* v : {&m_t, &m_dt, &m_next_dt_check}) *v = r.f64();
+  m_steps = r.i64();
+  for (Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f}) r.f64s(a->data(), std::size_t(a->size()));
+  m_cavities.restore(r);
+  m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
+}
+
+}  // namespace cardio::pipeline

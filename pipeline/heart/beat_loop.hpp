@@ -1,0 +1,87 @@
+#pragma once
+/// @file beat_loop.hpp
+/// The time stepping of a beat, and nothing else (MFEM's operator/stepper split): the forces of
+/// the heart (the myocardium with the active tension of the current time, the cavities' follower
+/// pressures) and its projections (constraints, cavity volumes), semi-implicit Euler, mass-
+/// proportional damping, and the stable step re-estimated as the law stiffens. Outputs, analyses
+/// and checkpoints are observers of the loop (beat_observers.hpp), driven by run_heart_beat.
+#include <Eigen/Core>
+#include <optional>
+
+#include "cardio/activation/twitch.hpp"
+#include "cardio/circulation/cavity_coupling.hpp"
+#include "cardio/core/binary.hpp"
+#include "cardio/mechanics/system.hpp"
+#include "cardio/meshing/voxel_mesh.hpp"
+#include "config/heart_config.hpp"
+#include "heart/heart_model.hpp"
+
+namespace cardio::pipeline {
+
+/// Everything of a beat that can fail on the inputs, done before any output is written: the model
+/// (selectors of the boundary), the cavities named in the circulation, the activation times (pacing
+/// sites inside the myocardium, an activation image on the element grid).
+struct BeatSetup {
+  HeartModel model;
+  std::vector<const meshing::CavitySurface*> cavities;  ///< one per sim.circulation entry
+  Eigen::VectorXd activation_time;                      ///< per element, after each beat's onset [ms]
+};
+
+BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log);
+
+class BeatLoop {
+ public:
+  /// Simulated time of the stable-step re-estimation [ms] (the exponential law stiffens as the wall
+  /// contracts; the estimate at rest is not enough).
+  static constexpr double kDtCheckInterval = 50;
+
+  /// At rest at t = 0. `setup` (and `mesh`) must outlive the loop. A user-given simulation.dt above
+  /// the stability estimate at rest is refused unless simulation.force_dt is set.
+  BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, BeatSetup& setup);
+
+  bool done() const { return m_t >= m_t_end - 1e-9; }
+  /// The inputs of the step from time(): every element's Ta and the cavities' commands. Call it
+  /// first in each iteration: the outputs of time() (frames) show this Ta.
+  void begin_step();
+  /// One step from time() to time() + dt(). A beat that overran its period is returned: stop there.
+  /// A blow-up (a non-finite or non-positive cavity volume) throws cardio::Error naming it.
+  std::optional<circulation::Overrun> step();
+
+  /// End the cavities' last beats at the end of the run (the loop takes no step after it).
+  std::optional<circulation::UnfinishedBeat> finish() { return m_cavities.finish(); }
+
+  double time() const { return m_t; }
+  double t_end() const { return m_t_end; }
+  double dt() const { return m_dt; }
+  std::int64_t steps() const { return m_steps; }
+  const mechanics::NodeState& state() const { return m_state; }
+  /// Ta of every element at the last begin_step() [kPa].
+  const Eigen::VectorXd& active_tension() const { return m_Ta; }
+  const circulation::CavityCoupling& cavities() const { return m_cavities; }
+  /// Index of the LV cavity (sim.analysis.lv_cavity) in cavities(); 0 without one.
+  std::size_t lv() const { return m_lv; }
+  const meshing::VoxelMesh& mesh() const { return m_mesh; }
+
+  void save(BinaryWriter& out) const;
+  void restore(BinaryReader& in);
+
+ private:
+  double stable_dt() const;
+  double chosen_dt() const;
+  void check_cavity_volumes(const std::vector<double>& volumes_mL);
+
+  const HeartSimulation& m_sim;
+  const meshing::VoxelMesh& m_mesh;
+  mechanics::MassSpringSystem& m_system;
+  mechanics::GuccioneForces& m_myocardium;
+  circulation::CavityCoupling m_cavities;
+  activation::Twitch m_twitch;
+  Eigen::VectorXd m_activation_time;  ///< absolute: first onset + the element's delay [ms]
+  Eigen::VectorXd m_Ta;
+  mechanics::NodeState m_state;
+  std::size_t m_lv = 0;
+  double m_t = 0, m_t_end = 0, m_dt = 0, m_next_dt_check = kDtCheckInterval, m_velocity_decay = 1;
+  std::int64_t m_steps = 0;
+};
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,226 @@
+#include "heart/beat_observers.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+#include "cardio/analysis/strain.hpp"
+#include "cardio/analysis/wall.hpp"
+#include "cardio/io/vtu.hpp"
+#include "cardio/mechanics/mesh.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using circulation::Phase;
+
+void save_vector(BinaryWriter& w, const Eigen::VectorXd& v) {
+  w.u64(std::uint64_t(v.size()));
+  w.f64s(v.data(), std::size_t(v.size()));
+}
+
+Eigen::VectorXd read_vector(BinaryReader& r) {
+  Eigen::VectorXd v(Eigen::Index(r.u64()));
+  r.f64s(v.data(), std::size_t(v.size()));
+  return v;
+}
+
+std::int64_t lv_phase(const BeatLoop& loop) { return std::int64_t(loop.cavities().cycles()[loop.lv()].phase()); }
+
+}  // namespace
+
+std::int64_t initial_phase(const BeatLoop& loop) {
+  return loop.cavities().size() == 0 ? 0 : std::int64_t(loop.cavities().cycles()[0].phase());
+}
+
+// --- timeseries.csv ---
+
+TimeSeriesRecorder::TimeSeriesRecorder(const HeartSimulation& sim, const meshing::VoxelMesh& mesh)
+    : m_table{{"time_ms"}, {}}, m_tissue0(mesh.volume.sum()) {
+  for (const auto& c : sim.circulation)
+    for (const char* col : {"_volume_mL", "_pressure_mmHg", "_phase"}) m_table.columns.push_back(c.name + col);
+  m_table.columns.push_back("tissue_volume_mL");
+}
+
+void TimeSeriesRecorder::before_step(const BeatLoop& loop) {
+  if (loop.time() < m_next_row - 1e-9) return;
+  std::vector<std::string> row{io::CsvTable::number(loop.time())};
+  for (const auto& cy : loop.cavities().cycles()) {
+    row.push_back(io::CsvTable::number(cy.volume_mL()));
+    row.push_back(io::CsvTable::number(cy.pressure_mmHg()));
+    row.emplace_back(circulation::phase_name(cy.phase()));
+  }
+  const double tissue = mechanics::element_volumes(loop.mesh().mesh, loop.state().x).sum();
+  m_max_tissue_change = std::max(m_max_tissue_change, std::abs(tissue - m_tissue0) / m_tissue0);
+  row.push_back(io::CsvTable::number(tissue / 1000.0));
+  m_table.rows.push_back(std::move(row));
+  m_next_row += kRowInterval;
+}
+
+void TimeSeriesRecorder::write(const fs::path& outdir) const { io::write_csv(outdir / "timeseries.csv", m_table); }
+
+void TimeSeriesRecorder::save(BinaryWriter& w) const {
+  w.f64(m_next_row);
+  w.f64(m_max_tissue_change);
+  w.u64(m_table.rows.size());
+  for (const auto& row : m_table.rows) {
+    w.u64(row.size());
+    for (const auto& cell : row) w.str(cell);
+  }
+}
+
+void TimeSeriesRecorder::restore(BinaryReader& r) {
+  m_next_row = r.f64();
+  m_max_tissue_change = r.f64();
+  m_table.rows.resize(r.u64());
+  for (auto& row : m_table.rows) {
+    row.resize(r.u64());
+    for (auto& cell : row) cell = r.str();
+  }
+}
+
+// --- strains ---
+
+StrainRecorder::StrainRecorder(const HeartSimulation& sim, const BeatLoop& loop)
+    : m_mesh(loop.mesh()),
+      m_interval(sim.analysis.interval),
+      m_analysis(sim.analysis, loop.mesh(), loop.cavities().surface(loop.lv())),
+      m_previous_phase(initial_phase(loop)) {}
+
+void StrainRecorder::before_step(const BeatLoop& loop) {
+  if (loop.time() < m_next_sample - 1e-9) return;
+  m_analysis.sample(loop.time(), loop.state().x);
+  m_next_sample += m_interval;
+}
+
+void StrainRecorder::after_step(const BeatLoop& loop) {
+  if (loop.cavities().size() == 0 || lv_phase(loop) == m_previous_phase) return;
+  const Eigen::Matrix3Xd& x = loop.state().x;
+  if (lv_phase(loop) == std::int64_t(Phase::isovolumic_contraction)) {
+    m_lambda_ed = analysis::fibre_stretch(m_mesh.mesh, x);
+    m_thickness_ed = analysis::mean_wall_thickness(m_mesh, x);
+    m_analysis.end_diastole(loop.time(), x);
+  }
+  if (m_previous_phase == std::int64_t(Phase::ejection)) {
+    m_lambda_es = analysis::fibre_stretch(m_mesh.mesh, x);
+    m_thickness_es = analysis::mean_wall_thickness(m_mesh, x);
+  }
+  m_previous_phase = lv_phase(loop);
+}
+
+void StrainRecorder::write(const fs::path& outdir) const {
+  io::write_csv(outdir / "regional_strain.csv", m_analysis.regional_table());
+  io::write_csv(outdir / "label_strain.csv", m_analysis.label_table());
+}
+
+void StrainRecorder::summarise(nlohmann::json& heart) const {
+  if (!m_lambda_ed.size() || !m_lambda_es.size()) return;
+  heart["fibre_shortening_end_systole"] = (m_lambda_es.array() / m_lambda_ed.array()).mean() - 1.0;
+  heart["wall_thickening"] = m_thickness_es / m_thickness_ed - 1.0;
+  heart["wall_thickness_ed_mm"] = m_thickness_ed;
+  heart["wall_thickness_es_mm"] = m_thickness_es;
+}
+
+void StrainRecorder::save(BinaryWriter& w) const {
+  for (double v : {m_next_sample, m_thickness_ed, m_thickness_es}) w.f64(v);
+  w.i64(m_previous_phase);
+  save_vector(w, m_lambda_ed);
+  save_vector(w, m_lambda_es);
+  m_analysis.save(w);
+}
+
+void StrainRecorder::restore(BinaryReader& r) {
+  for (double* v : {&m_next_sample, &m_thickness_ed, &m_thickness_es}) *v = r.f64();
+  m_previous_phase = r.i64();
+  m_lambda_ed = read_vector(r);
+  m_lambda_es = read_vector(r);
+  m_analysis.restore(r);
+}
+
+// --- frames ---
+
+FrameWriter::FrameWriter(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
+                         const Eigen::VectorXd& activation_time, const BeatAnalysis& analysis, fs::path outdir)
+    : m_mesh(mesh),
+      m_interval(sim.output_interval),
+      m_analysis(analysis),
+      m_outdir(std::move(outdir)),
+      m_activation_field(activation_time.transpose()),
+      m_label_field(1, mesh.mesh.n_elements()) {
+  for (Eigen::Index e = 0; e < m_label_field.cols(); ++e) m_label_field(0, e) = mesh.label[std::size_t(e)];
+  fs::create_directories(m_outdir / "frames");
+}
+
+void FrameWriter::before_step(const BeatLoop& loop) {
+  if (loop.time() < m_next_frame - 1e-9) return;
+  check_physical_state(m_mesh, loop.state().x, "beat at t = " + io::CsvTable::number(loop.time()) + " ms",
+                       "the time step is too large (lower simulation.dt_safety or leave simulation.dt unset), "
+                       "or the loads too large (active tension, pressures) for this mesh");
+  write_frame(loop);
+  m_next_frame += m_interval;
+}
+
+void FrameWriter::write_frame(const BeatLoop& loop) {
+  char name[64];
+  std::snprintf(name, sizeof name, "frames/frame_%05zu.vtu", m_frames.size());
+  const mechanics::NodeState& s = loop.state();
+  std::vector<io::Field> cells{{"activation_time", m_activation_field},
+                               {"active_tension", loop.active_tension().transpose()},
+                               {"label", m_label_field, true}};
+  for (auto& f : m_analysis.frame_fields(s.x)) cells.push_back(std::move(f));
+  io::write_vtu(m_outdir / name, m_mesh.mesh, s.x, {{"velocity", s.v}}, cells);
+  m_frames.push_back({loop.time(), name});
+  io::write_pvd(m_outdir / "series.pvd", m_frames);
+}
+
+void FrameWriter::save(BinaryWriter& w) const {
+  w.f64(m_next_frame);
+  w.u64(m_frames.size());
+  for (const auto& f : m_frames) {
+    w.f64(f.time_ms);
+    w.str(f.file);
+  }
+}
+
+void FrameWriter::restore(BinaryReader& r) {
+  m_next_frame = r.f64();
+  m_frames.resize(r.u64());
+  for (auto& f : m_frames) {
+    f.time_ms = r.f64();
+    f.file = r.str();
+  }
+}
+
+// --- the log ---
+
+ProgressReport::ProgressReport(const HeartSimulation& sim, const BeatLoop& loop, std::ostream* log, bool terminal)
+    : m_beats(sim.beats), m_log(log), m_progress("simulated", loop.t_end(), log, terminal),
+      m_previous_phase(initial_phase(loop)) {}
+
+void ProgressReport::after_step(const BeatLoop& loop) {
+  const auto& cycles = loop.cavities().cycles();
+  if (!cycles.empty() && lv_phase(loop) != m_previous_phase) {
+    const auto& cy = cycles[loop.lv()];
+    if (m_log) {
+      m_progress.finish();
+      std::ostringstream line;
+      line << std::fixed << "t = " << std::setprecision(1) << loop.time() << " ms: " << cy.name() << " "
+           << circulation::phase_name(cy.phase()) << ", V = " << std::setprecision(3) << cy.volume_mL()
+           << " mL, p = " << std::setprecision(1) << cy.pressure_mmHg() << " mmHg";
+      *m_log << line.str() << std::endl;
+    }
+    m_previous_phase = lv_phase(loop);
+  }
+  if (loop.steps() % 64 == 0) {
+    const int beat = cycles.empty() ? 0 : cycles[loop.lv()].beat_index();
+    m_progress.update(loop.time(), "beat " + std::to_string(std::max(beat, 0)) + "/" + std::to_string(m_beats));
+  }
+}
+
+void ProgressReport::save(BinaryWriter& w) const { w.i64(m_previous_phase); }
+
+void ProgressReport::restore(BinaryReader& r) { m_previous_phase = r.i64(); }
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,122 @@
+#pragma once
+/// @file beat_observers.hpp
+/// What a beat writes and measures as it goes, each an observer of the BeatLoop (beat_loop.hpp).
+/// run_heart_beat calls before_step() with the state of the current time (before the step from
+/// it), after_step() after a step, and saves/restores each observer in checkpoints.
+#include <Eigen/Core>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cardio/core/binary.hpp"
+#include "cardio/io/series.hpp"
+#include "common/progress.hpp"
+#include "heart/beat_analysis.hpp"
+#include "heart/beat_loop.hpp"
+
+namespace cardio::pipeline {
+
+class BeatObserver {
+ public:
+  virtual ~BeatObserver() = default;
+  /// The state at loop.time(), before the step from it.
+  virtual void before_step(const BeatLoop&) {}
+  /// After a step (to loop.time()).
+  virtual void after_step(const BeatLoop&) {}
+  virtual void save(BinaryWriter&) const {}
+  virtual void restore(BinaryReader&) {}
+};
+
+/// timeseries.csv: per cavity volume, pressure and phase, and the tissue volume, every row_interval;
+/// the largest tissue volume change relative to the rest mesh.
+class TimeSeriesRecorder final : public BeatObserver {
+ public:
+  static constexpr double kRowInterval = 1;  ///< [ms] between rows
+
+  TimeSeriesRecorder(const HeartSimulation& sim, const meshing::VoxelMesh& mesh);
+  void before_step(const BeatLoop& loop) override;
+  void write(const std::filesystem::path& outdir) const;
+  /// max |V_tissue(t) - V_tissue(rest)| / V_tissue(rest) over the rows so far.
+  double max_tissue_change() const { return m_max_tissue_change; }
+  void save(BinaryWriter& out) const override;
+  void restore(BinaryReader& in) override;
+
+ private:
+  io::CsvTable m_table;
+  double m_tissue0 = 0, m_max_tissue_change = 0, m_next_row = 0;
+};
+
+/// The strain analyses (beat_analysis.hpp) sampled every analysis.interval, the reference switched
+/// at each end-diastole of the LV, and the fibre stretch and mean wall thickness at end-diastole
+/// and end-systole (summary.json's "heart" block).
+class StrainRecorder final : public BeatObserver {
+ public:
+  /// The LV of `loop` defines the cardiac directions and the AHA segments.
+  StrainRecorder(const HeartSimulation& sim, const BeatLoop& loop);
+  void before_step(const BeatLoop& loop) override;
+  void after_step(const BeatLoop& loop) override;
+  /// regional_strain.csv and label_strain.csv.
+  void write(const std::filesystem::path& outdir) const;
+  const BeatAnalysis& analysis() const { return m_analysis; }
+  /// Fibre shortening, wall thickening and thicknesses between the last end-diastole and
+  /// end-systole, into `heart` (nothing before the first end-systole).
+  void summarise(nlohmann::json& heart) const;
+  void save(BinaryWriter& out) const override;
+  void restore(BinaryReader& in) override;
+
+ private:
+  const meshing::VoxelMesh& m_mesh;
+  double m_interval;
+  BeatAnalysis m_analysis;
+  double m_next_sample = 0;
+  std::int64_t m_previous_phase = 0;
+  Eigen::VectorXd m_lambda_ed, m_lambda_es;  ///< fibre stretch at end-diastole / end-systole
+  double m_thickness_ed = 0, m_thickness_es = 0;
+};
+
+/// frames/frame_NNNNN.vtu and series.pvd every output_interval (and at the end), each after the
+/// check that the state is physical.
+class FrameWriter final : public BeatObserver {
+ public:
+  FrameWriter(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const Eigen::VectorXd& activation_time,
+              const BeatAnalysis& analysis, std::filesystem::path outdir);
+  void before_step(const BeatLoop& loop) override;
+  /// Write the frame of loop.time() now.
+  void write_frame(const BeatLoop& loop);
+  std::size_t frames() const { return m_frames.size(); }
+  void save(BinaryWriter& out) const override;
+  void restore(BinaryReader& in) override;
+
+ private:
+  const meshing::VoxelMesh& m_mesh;
+  double m_interval;
+  const BeatAnalysis& m_analysis;
+  std::filesystem::path m_outdir;
+  Eigen::MatrixXd m_activation_field, m_label_field;
+  std::vector<io::PvdFrame> m_frames;
+  double m_next_frame = 0;
+};
+
+/// The phase of the LV at the start (the first cavity's, as the phase tracking always began).
+std::int64_t initial_phase(const BeatLoop& loop);
+
+/// The log: a line at every phase change of the LV, and the progress bar (or periodic lines).
+class ProgressReport final : public BeatObserver {
+ public:
+  ProgressReport(const HeartSimulation& sim, const BeatLoop& loop, std::ostream* log, bool terminal);
+  void after_step(const BeatLoop& loop) override;
+  /// Clear the progress bar before other output.
+  void pause() { m_progress.finish(); }
+  void save(BinaryWriter& out) const override;
+  void restore(BinaryReader& in) override;
+
+ private:
+  int m_beats;
+  std::ostream* m_log;
+  Progress m_progress;
+  std::int64_t m_previous_phase = 0;
+};
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,224 @@
+#include "heart/beat_run.hpp"
+
+#include <chrono>
+
+#include "cardio/core/binary.hpp"
+#include "cardio/core/error.hpp"
+#include "cardio/core/interrupt.hpp"
+#include "cardio/io/series.hpp"
+#include "cardio/mechanics/mesh.hpp"
+#include "heart/beat_observers.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr char kCheckpointMagic[] = "CARDBEAT";
+constexpr std::uint32_t kCheckpointVersion = 3;  // 3: the loop, then each observer
+
+/// What to change when cavity c's beat overruns its period, with the config keys that set it.
+std::string overrun_advice(const HeartSimulation& sim, std::size_t c) {
+  return "lengthen simulation.period (" + io::CsvTable::number(sim.period) +
+         " ms), or check the contraction (activation.twitch) and circulation.cavities[" + std::to_string(c) +
+         "].windkessel";
+}
+
+/// Why the last beat of a cavity has no statistics.
+std::string unfinished_reason(const circulation::UnfinishedBeat& u, const BeatLoop& loop, const HeartSimulation& sim) {
+  return loop.cavities().cycles()[u.cavity].name() + ": beat " + std::to_string(u.beat) + " is still in " +
+         std::string(circulation::phase_name(u.phase)) + " at the end of the simulation (t = " +
+         io::CsvTable::number(u.t_ms) + " ms), so its ESV and EF are unknown: " + overrun_advice(sim, u.cavity);
+}
+
+/// The run's state between two segments (a checkpoint is exactly this): the loop, each observer,
+/// and the driver's own clock and schedule.
+struct Checkpoint {
+  fs::path file;
+  std::string config_hash;
+  double next = 0;       ///< simulated time of the next periodic checkpoint [ms]
+  double compute_s = 0;  ///< wall time of the earlier segments of a resumed run
+};
+
+void write_checkpoint(const Checkpoint& cp, const BeatLoop& loop, const std::vector<BeatObserver*>& observers) {
+  BinaryWriter w;
+  w.str(cp.config_hash);
+  w.f64(cp.next);
+  w.f64(cp.compute_s);
+  loop.save(w);
+  for (const BeatObserver* o : observers) o->save(w);
+  write_framed_file(cp.file, kCheckpointMagic, kCheckpointVersion, w.bytes());
+}
+
+void read_checkpoint(Checkpoint& cp, BeatLoop& loop, const std::vector<BeatObserver*>& observers) {
+  BinaryReader r(read_framed_file(cp.file, kCheckpointMagic, kCheckpointVersion), cp.file.string());
+  const std::string hash = r.str();
+  if (hash != cp.config_hash)
+    CARDIO_FAIL(cp.file.string() << ": the checkpoint was written for another config (hash " << hash << ", now "
+                                 << cp.config_hash << "): a resumed run must use the same config and overrides");
+  cp.next = r.f64();
+  cp.compute_s = r.f64();
+  try {
+    loop.restore(r);
+  } catch (const Error& e) {
+    CARDIO_FAIL(cp.file.string() << ": " << e.what());
+  }
+  for (BeatObserver* o : observers) o->restore(r);
+  r.expect_end();
+}
+
+json cavity_summary(const circulation::BeatCycle& cy, bool incomplete) {
+  json beats = json::array();
+  for (const auto& b : cy.beats())
+    beats.push_back({{"beat", b.index}, {"EDV_mL", b.edv_mL}, {"ESV_mL", b.esv_mL}, {"SV_mL", b.sv_mL},
+                     {"EF", b.ef}, {"stroke_work_mmHg_mL", b.stroke_work_mmHg_mL}});
+  json last = cy.beats().empty() ? json(nullptr) : beats.back();
+  // A run cut short: the statistics of the beat that did not finish, as far as they go.
+  if (incomplete && cy.beat_index() > 0)
+    beats.push_back({{"beat", cy.current().index}, {"complete", false},
+                     {"phase_at_end", circulation::phase_name(cy.phase())}, {"EDV_mL", cy.current().edv_mL},
+                     {"ESV_so_far_mL", cy.current().esv_mL}});
+  const auto of_last = [&](const char* key) { return last.is_null() ? json(nullptr) : last[key]; };
+  return {{"name", cy.name()},         {"beats", beats},           {"last_beat", last},
+          {"EDV_mL", of_last("EDV_mL")}, {"ESV_mL", of_last("ESV_mL")}, {"SV_mL", of_last("SV_mL")},
+          {"EF", of_last("EF")},         {"converged", cy.converged()}};
+}
+
+/// summary.json of a beat (the app adds version, config and timing).
+json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSetup& setup,
+                  const TimeSeriesRecorder& series, const StrainRecorder& strains, std::size_t frames,
+                  const std::string& incomplete) {
+  const auto& cycles = loop.cavities().cycles();
+  json cavities = json::array();
+  for (const auto& cy : cycles) cavities.push_back(cavity_summary(cy, !incomplete.empty()));
+  const double tissue0 = loop.mesh().volume.sum();
+  const double tissue_end = mechanics::element_volumes(loop.mesh().mesh, loop.state().x).sum();
+  json heart = {{"max_tissue_volume_change_percent", 100 * series.max_tissue_change()},
+                {"tissue_volume_drift_percent", 100 * (tissue_end - tissue0) / tissue0}};
+  strains.summarise(heart);
+  // Peak strains over the last complete beat of the LV (onset to onset), else over the whole run.
+  double window_begin = 0, window_end = loop.time() + 1;
+  if (!cycles.empty() && !cycles[loop.lv()].beats().empty()) {
+    window_begin = cycles[loop.lv()].beats().back().onset_ms;
+    window_end = window_begin + sim.period;
+  }
+  json strain = strains.analysis().peaks(window_begin, window_end);
+  strain["lv_cavity"] = sim.analysis.lv_cavity;
+  json summary = {{"mode", "beat"},
+                  {"complete", incomplete.empty()},
+                  {"element_count", loop.mesh().mesh.n_elements()},
+                  {"node_count", loop.mesh().mesh.n_nodes()},
+                  {"steps", loop.steps()},
+                  {"dt_ms", loop.dt()},
+                  {"simd_isa", std::string(setup.model.myocardium->simd_isa())},
+                  {"t_end_ms", loop.time()},
+                  {"cavities", cavities},
+                  {"heart", heart},
+                  {"analysis", {{"peak_strain", strain}}},
+                  {"frames", frames}};
+  if (!incomplete.empty()) summary["incomplete_reason"] = incomplete;
+  return summary;
+}
+
+json mass_scaling_summary(const mechanics::SelectiveMassScaling& sm) {
+  return {{"scaled_elements", sm.scaled_elements},
+          {"added_mass_fraction", sm.added_mass_fraction},
+          {"largest_element_factor", sm.largest_element_factor},
+          {"element_bound_before_per_ms", sm.bound_frequency_before},
+          {"element_bound_after_per_ms", sm.bound_frequency_after}};
+}
+
+}  // namespace
+
+BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, const fs::path& outdir,
+                             std::ostream* log) {
+  return run_heart_beat(sim, m, prepare_heart_beat(sim, m, log), outdir, log, BeatRunOptions{});
+}
+
+BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMesh& m, BeatSetup setup,
+                             const fs::path& outdir, std::ostream* log, const BeatRunOptions& options) {
+  const auto t_start = std::chrono::steady_clock::now();
+  BeatLoop loop(sim, m, setup);
+  TimeSeriesRecorder series(sim, m);
+  StrainRecorder strains(sim, loop);
+  FrameWriter frames(sim, m, setup.activation_time, strains.analysis(), outdir);
+  ProgressReport progress(sim, loop, log, options.progress_bar);
+  // Their order is the order of the outputs of a step (and of the checkpoint's sections).
+  const std::vector<BeatObserver*> observers{&series, &strains, &frames, &progress};
+
+  Checkpoint cp{outdir / "checkpoint.bin", options.config_hash, sim.checkpoint_interval, 0};
+  if (options.resume) {
+    read_checkpoint(cp, loop, observers);
+    if (log)
+      *log << "resumed from " << cp.file.string() << " at t = " << loop.time() << " ms (step " << loop.steps() << ")"
+           << std::endl;
+  } else {
+    fs::remove(cp.file);
+  }
+  // A frame per step would write gigabytes for a fraction of a beat (issue 14).
+  if (sim.output_interval < loop.dt())
+    CARDIO_FAIL("simulation.output_interval: " << sim.output_interval << " ms is below the time step dt = "
+                                               << loop.dt() << " ms; frames are written at most once per step: give "
+                                               << "at least " << loop.dt() << " ms (10 ms is the default)");
+  if (log)
+    *log << "beat: " << sim.beats << " beats to t = " << loop.t_end() << " ms, dt = " << loop.dt() << " ms"
+         << std::endl;
+
+  // The tables are rewritten whole, so only at checkpoints and at the end (not every frame): a
+  // stopped run's tables end at its checkpoint, where a resumed run continues them.
+  const auto write_tables = [&]() {
+    series.write(outdir);
+    strains.write(outdir);
+  };
+  const auto segment_start = std::chrono::steady_clock::now();
+  const auto compute_s = [&]() {
+    return cp.compute_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - segment_start).count();
+  };
+  const auto checkpoint = [&]() {
+    cp.compute_s = compute_s();
+    write_tables();
+    write_checkpoint(cp, loop, observers);
+  };
+  std::string incomplete;  // why the run stopped before t_end, or why its last beat has no statistics
+  while (!loop.done()) {
+    loop.begin_step();
+    for (BeatObserver* o : observers) o->before_step(loop);
+    // Checkpoint after this time's outputs: a resumed run starts with its step.
+    if (const int sig = interrupt_signal()) {
+      progress.pause();
+      checkpoint();
+      throw Interrupted(sig, "stopped by signal " + std::to_string(sig) + " at t = " + std::to_string(loop.time()) +
+                                 " ms; checkpoint written to " + cp.file.string() +
+                                 " (resume with: cardiac run --resume " + outdir.string() + ")");
+    }
+    if (sim.checkpoint_interval > 0 && loop.time() >= cp.next - 1e-9) {
+      cp.next += sim.checkpoint_interval;
+      checkpoint();
+    }
+    if (const auto overrun = loop.step()) {
+      incomplete = overrun->message + ": " + overrun_advice(sim, overrun->cavity);
+      break;
+    }
+    for (BeatObserver* o : observers) o->after_step(loop);
+  }
+  progress.pause();
+  if (incomplete.empty())  // a run stopped by an overrun keeps its unfinished beats as they are
+    if (const auto unfinished = loop.finish()) incomplete = unfinished_reason(*unfinished, loop, sim);
+  frames.write_frame(loop);
+  write_tables();
+
+  BeatRunResult out;
+  out.incomplete_reason = incomplete;
+  out.summary = beat_summary(sim, loop, setup, series, strains, frames.frames(), incomplete);
+  out.summary["resumed"] = options.resume;
+  out.summary["simulate_time_s"] =
+      options.resume ? compute_s() : std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  if (const auto& sm = setup.model.selective_mass) out.summary["selective_mass_scaling"] = mass_scaling_summary(*sm);
+  out.activation_time = setup.activation_time;
+  out.active_tension = loop.active_tension();
+  out.state = loop.state();
+  return out;
+}
+
+}  // namespace cardio::pipeline
