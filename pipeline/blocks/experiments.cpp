@@ -296,19 +296,13 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
 
   // The stability estimate at rest checks a user-given dt and sets the dynamic step; the
   // quasi-static solver with dt = 0 makes its own estimate at every load step.
-  const bool auto_quasi_static = cfg.solver.mode == "quasi_static" && cfg.solver.dt == 0;
+  const TimeStepParams& step = cfg.solver.time_step;
+  const bool auto_quasi_static = cfg.solver.mode == "quasi_static" && !step.dt;
   double dt_stable = 0, dt = 0;
   if (!auto_quasi_static) {
     const double w = mech::estimate_max_frequency(sys, res.state.x);
     dt_stable = mech::stable_time_step(w, sys.internal().max_damping_time());
-    dt = cfg.solver.dt_safety * dt_stable;
-    if (cfg.solver.dt > 0) {
-      if (cfg.solver.dt > dt_stable && !cfg.solver.force_dt)
-        CARDIO_FAIL(cfg.solver.dt_where << ": solver.dt: " << cfg.solver.dt << " ms is above the stability estimate "
-                    << dt_stable << " ms of this model (largest frequency " << w
-                    << " rad/ms); use a smaller dt, or set solver.force_dt: true to run anyway");
-      dt = cfg.solver.dt;
-    }
+    dt = step.choose(dt_stable);
   }
   if (log) {
     *log << "model: " << model.mesh.n_elements() << " " << sys.internal().name() << " elements, " << model.mesh.n_nodes()
@@ -320,8 +314,8 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
   json run;
   if (cfg.solver.mode == "quasi_static") {
     mech::QuasiStaticOptions o;
-    o.dt = cfg.solver.dt;  // 0: re-estimated at each load step
-    o.dt_safety = cfg.solver.dt_safety;
+    o.dt = step.dt.value_or(0.0);  // 0: re-estimated at each load step
+    o.dt_safety = step.safety;
     o.load_steps = cfg.solver.load_steps;
     o.residual_tol = cfg.solver.residual_tol;
     o.max_iterations = cfg.solver.max_iterations;
@@ -333,7 +327,7 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
                   << " (solver.residual_tol " << cfg.solver.residual_tol
                   << "); raise solver.max_iterations or solver.load_steps");
     dt = q.min_dt;
-    if (auto_quasi_static) dt_stable = dt / cfg.solver.dt_safety;
+    if (auto_quasi_static) dt_stable = dt / step.safety;
     run["iterations"] = q.iterations;
     run["relative_residual"] = q.residual;
     if (log) *log << "quasi-static: converged in " << q.iterations << " iterations, residual " << q.residual << "\n";

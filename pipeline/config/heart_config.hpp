@@ -12,6 +12,7 @@
 #include "cardio/circulation/cavity_coupling.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "config/mesh_config.hpp"
+#include "config/time_step.hpp"
 
 namespace cardio::pipeline {
 
@@ -99,9 +100,7 @@ struct HeartSimulation {
   double first_onset = 200;              ///< [ms] first contraction onset
   double period = 800;                   ///< [ms] beat period
   int beats = 2;                         ///< simulated beats (t_end = first_onset + beats * period)
-  double dt = 0;                         ///< [ms]; 0 = estimated stable step x dt_safety
-  bool force_dt = false;                 ///< run with a dt above the stability estimate
-  double dt_safety = 0.5;
+  TimeStepParams time_step;              ///< dt, dt_safety, force_dt (time_step.hpp); re-estimated every 50 ms when auto
   double output_interval = 10;           ///< [ms] between frames
   double damping_time = 10;              ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)
   /// Added-mass budget of selective mass scaling (mass_scaling.hpp): at most this fraction of the

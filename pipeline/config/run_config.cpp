@@ -136,10 +136,7 @@ ExperimentParams parse_experiment(const Node& n) {
 SolverParams parse_solver(const Node& n) {
   SolverParams s;
   s.mode = n.choice("mode", {"quasi_static", "dynamic"}, "quasi_static");
-  s.dt_where = n.where_of("dt");
-  s.dt = n.quantity("dt", Dimension::time, 0.0, Range::non_negative());
-  s.dt_safety = n.number("dt_safety", 0.8, {0.0, 1.0, true, false});
-  s.force_dt = n.boolean("force_dt", false);
+  s.time_step = parse_time_step(n);
   if (s.mode == "quasi_static") {
     s.load_steps = static_cast<int>(n.integer("load_steps", 1, 1, 100000));
     s.residual_tol = n.number("residual_tol", 1e-8, Range::open(0, 1));

@@ -10,6 +10,7 @@
 #include "cardio/mechanics/block.hpp"
 #include "cardio/mechanics/integrators.hpp"
 #include "cardio/mechanics/material.hpp"
+#include "config/time_step.hpp"
 
 namespace cardio::pipeline {
 
@@ -46,10 +47,7 @@ struct ExperimentParams {
 struct SolverParams {
   std::string mode = "quasi_static";          ///< quasi_static | dynamic
   mechanics::Scheme scheme = mechanics::Scheme::verlet;
-  double dt = 0.0;                            ///< [ms]; 0 = estimated stable step x safety
-  double dt_safety = 0.8;
-  bool force_dt = false;
-  std::string dt_where;                       ///< config location of solver.dt (for errors)
+  TimeStepParams time_step;                   ///< dt, dt_safety, force_dt (time_step.hpp)
   int load_steps = 1;
   double residual_tol = 1e-8;
   long max_iterations = 2000000;

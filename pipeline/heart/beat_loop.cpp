@@ -64,12 +64,7 @@ BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, B
       m_state(m_system.rest_state()),
       m_lv(lv_index(sim)),
       m_t_end(sim.first_onset + sim.beats * sim.period) {
-  // A user-given step above the estimate at rest would blow up within a few steps: refused unless forced.
-  if (sim.dt > 0 && !sim.force_dt && sim.dt > stable_dt())
-    CARDIO_FAIL("simulation.dt: " << sim.dt << " ms is above the stability estimate " << stable_dt()
-                                  << " ms of this model at rest; use a smaller dt (or leave it unset: the estimate x "
-                                     "simulation.dt_safety), or set simulation.force_dt: true to run anyway");
-  m_dt = chosen_dt();
+  m_dt = sim.time_step.choose(stable_dt());  // a user-given dt above the estimate at rest is refused
   m_velocity_decay = sim.damping_time > 0 ? std::exp(-m_dt / sim.damping_time) : 1.0;
 }
 
@@ -77,8 +72,6 @@ double BeatLoop::stable_dt() const {
   return mechanics::stable_time_step(mechanics::estimate_max_frequency(m_system, m_state.x),
                                      m_system.internal().max_damping_time());
 }
-
-double BeatLoop::chosen_dt() const { return m_sim.dt > 0 ? m_sim.dt : m_sim.dt_safety * stable_dt(); }
 
 void BeatLoop::begin_step() {
   m_twitch.active_tension(m_activation_time, m_t, m_Ta);
@@ -103,8 +96,8 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   const std::vector<double> volumes = m_cavities.volumes_mL(m_state.x);
   check_cavity_volumes(volumes);
   if (auto overrun = m_cavities.update(m_t, volumes, m_dt)) return overrun;
-  if (m_t >= m_next_dt_check && m_sim.dt == 0) {  // the law stiffens: re-estimate the stable step
-    m_dt = std::min(m_dt, chosen_dt());
+  if (m_t >= m_next_dt_check && !m_sim.time_step.dt) {  // the law stiffens: re-estimate the stable step
+    m_dt = std::min(m_dt, m_sim.time_step.choose(stable_dt()));
     m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
     m_next_dt_check += kDtCheckInterval;
   }

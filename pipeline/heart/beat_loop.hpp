@@ -67,7 +67,6 @@ class BeatLoop {
 
  private:
   double stable_dt() const;
-  double chosen_dt() const;
   void check_cavity_volumes(const std::vector<double>& volumes_mL);
 
   const HeartSimulation& m_sim;

@@ -156,7 +156,7 @@ FrameWriter::FrameWriter(const HeartSimulation& sim, const meshing::VoxelMesh& m
 void FrameWriter::before_step(const BeatLoop& loop) {
   if (loop.time() < m_next_frame - 1e-9) return;
   check_physical_state(m_mesh, loop.state().x, "beat at t = " + io::CsvTable::number(loop.time()) + " ms",
-                       "the time step is too large (lower simulation.dt_safety or leave simulation.dt unset), "
+                       "the time step is too large (lower simulation.dt_safety or leave simulation.dt auto), "
                        "or the loads too large (active tension, pressures) for this mesh");
   write_frame(loop);
   m_next_frame += m_interval;

@@ -440,6 +440,15 @@ std::string yaml_quoted(const std::string& s) {
 }
 }  // namespace
 
+std::optional<double> Node::quantity_or_auto(const std::string& key, units::Dimension dim, Range range) const {
+  const auto v = lookup(key);
+  if (!v || (v->IsScalar() && trim_view(v->Scalar()) == "auto")) {
+    record(key, "auto");
+    return std::nullopt;
+  }
+  return quantity(key, dim, std::nullopt, range);
+}
+
 double Node::quantity(const std::string& key, units::Dimension dim, std::optional<double> fallback,
                       Range range) const {
   auto v = lookup(key);

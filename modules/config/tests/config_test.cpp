@@ -132,6 +132,25 @@ TEST(ConfigTest, DefaultsAreRecordedInResolvedYaml) {
   EXPECT_NO_THROW(again->check_no_unknown_keys());
 }
 
+TEST(ConfigTest, AutoQuantitiesAreShownAsAutoAndReadBack) {
+  auto doc = Document::load_string("solver:\n  dt: 0.25 ms\n  step: auto\n", "auto.yaml");
+  const Node s = doc->root().child("solver");
+  EXPECT_EQ(s.quantity_or_auto("dt", Dimension::time, Range::positive()), std::optional<double>(0.25));
+  EXPECT_EQ(s.quantity_or_auto("step", Dimension::time), std::nullopt);
+  EXPECT_EQ(s.quantity_or_auto("absent", Dimension::time), std::nullopt);
+  const std::string resolved = doc->resolved_yaml();
+  EXPECT_HAS(resolved, "dt: 0.25 ms");
+  EXPECT_HAS(resolved, "step: auto");
+  EXPECT_HAS(resolved, "absent: auto");
+  auto again = Document::load_string(resolved, "resolved.yaml");
+  EXPECT_EQ(again->root().child("solver").quantity_or_auto("absent", Dimension::time), std::nullopt);
+  // Anything else is checked as a quantity.
+  auto bad = Document::load_string("solver:\n  dt: soon\n", "bad.yaml");
+  EXPECT_THROW(bad->root().child("solver").quantity_or_auto("dt", Dimension::time), cardio::Error);
+  auto neg = Document::load_string("solver:\n  dt: -1 ms\n", "neg.yaml");
+  EXPECT_THROW(neg->root().child("solver").quantity_or_auto("dt", Dimension::time, Range::positive()), cardio::Error);
+}
+
 TEST(ConfigTest, RangeErrorNamesLocationKeyAndRange) {
   auto doc = load(
       "material:\n"

@@ -58,6 +58,9 @@ class Node {
 
   double quantity(const std::string& key, units::Dimension dim, std::optional<double> fallback,
                   Range range = {}) const;
+  /// A quantity that may be `auto` (the default when absent): std::nullopt for auto, which the
+  /// resolved config shows as `auto` (a value the program chooses, e.g. the stable time step).
+  std::optional<double> quantity_or_auto(const std::string& key, units::Dimension dim, Range range = {}) const;
   double number(const std::string& key, std::optional<double> fallback, Range range = {}) const;
   long integer(const std::string& key, std::optional<long> fallback, long lo, long hi) const;
   bool boolean(const std::string& key, std::optional<bool> fallback) const;
