@@ -132,7 +132,7 @@ int HeartRun::run_stages(RunDir& dir, Stage& stage) {
   // The beat's input checks (boundary selectors, pacing sites, activation image) come before any
   // output: a run that fails on its inputs leaves nothing that looks finished.
   std::optional<pipeline::BeatSetup> beat;
-  if (m_simulate && m_cfg.simulation->mode == "beat") {
+  if (m_simulate && m_cfg.simulation->mode == pipeline::SimulationMode::beat) {
     stage.what = "preparing the simulation of " + elements;
     beat = pipeline::prepare_heart_beat(*m_cfg.simulation, r.mesh, &log);
   }

@@ -71,7 +71,7 @@ int voigt_index(int a, int b) {
 }  // namespace
 
 Eigen::Matrix<double, 6, 6> predicted_stiffness(const RunConfig& cfg) {
-  if (cfg.element.type == "baudet_cube") {
+  if (cfg.element.type == BlockElement::baudet_cube) {
     const auto& c = cfg.material.constants;
     const double E = c.E_fibre, nu = c.nu_cross;
     const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
@@ -101,7 +101,7 @@ ExperimentModel build_model(const RunConfig& cfg) {
   ExperimentModel m;
   m.mesh = mech::make_block(cfg.block, cfg.fibres);
   std::unique_ptr<mech::InternalForces> internal;
-  if (cfg.element.type == "bourguignon_cani") {
+  if (cfg.element.type == BlockElement::bourguignon_cani) {
     mech::BCCalibration opt{cfg.element.radial_share, cfg.element.hourglass_factor, cfg.element.volume_terms,
                             cfg.material.law, cfg.material.exponent, cfg.element.damping_time};
     internal = std::make_unique<mech::BourguignonCaniForces>(
@@ -179,7 +179,7 @@ namespace {
 json measure(const RunConfig& cfg, const ExperimentModel& m, const mech::NodeState& s) {
   const mech::BlockSpec& b = cfg.block;
   const ExperimentParams& x = cfg.experiment;
-  const bool predictable = cfg.element.type == "baudet_cube" || cfg.fibres.kind == mech::FibreField::Kind::uniform;
+  const bool predictable = cfg.element.type == BlockElement::baudet_cube || cfg.fibres.kind == mech::FibreField::Kind::uniform;
   Eigen::Matrix<double, 6, 6> S = Eigen::Matrix<double, 6, 6>::Zero();
   if (predictable) S = predicted_stiffness(cfg).inverse();
   const auto boundary = mech::boundary_faces(m.mesh);
@@ -297,7 +297,7 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
   // The stability estimate at rest checks a user-given dt and sets the dynamic step; the
   // quasi-static solver with dt = 0 makes its own estimate at every load step.
   const TimeStepParams& step = cfg.solver.time_step;
-  const bool auto_quasi_static = cfg.solver.mode == "quasi_static" && !step.dt;
+  const bool auto_quasi_static = cfg.solver.mode == SolverMode::quasi_static && !step.dt;
   double dt_stable = 0, dt = 0;
   if (!auto_quasi_static) {
     const double w = mech::estimate_max_frequency(sys, res.state.x);
@@ -312,7 +312,7 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
   }
 
   json run;
-  if (cfg.solver.mode == "quasi_static") {
+  if (cfg.solver.mode == SolverMode::quasi_static) {
     mech::QuasiStaticOptions o;
     o.dt = step.dt.value_or(0.0);  // 0: re-estimated at each load step
     o.dt_safety = step.safety;

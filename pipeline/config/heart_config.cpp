@@ -6,6 +6,16 @@
 #include "cardio/core/error.hpp"
 
 namespace cardio::pipeline {
+
+std::string_view name_of(SimulationMode mode) { return mode == SimulationMode::beat ? "beat" : "quasi_static"; }
+
+std::string_view name_of(StrainReference reference) {
+  return reference == StrainReference::end_diastole ? "end_diastole" : "rest";
+}
+
+std::string_view name_of(StaticSolver solver) {
+  return solver == StaticSolver::newton ? "newton" : "dynamic_relaxation";
+}
 namespace {
 
 using config::Node;
@@ -36,8 +46,11 @@ std::vector<SurfaceSelector> parse_selectors(const Node& n, const std::string& k
 
 ActivationParams parse_activation(const Node& n, double period, const std::filesystem::path& base) {
   ActivationParams a;
-  a.mode = n.choice("mode", {"synchronous", "eikonal", "image"}, "synchronous");
-  if (a.mode == "eikonal") {
+  a.mode = n.choice_of<ActivationMode>(
+      "mode",
+      {{"synchronous", ActivationMode::synchronous}, {"eikonal", ActivationMode::eikonal}, {"image", ActivationMode::image}},
+      ActivationMode::synchronous);
+  if (a.mode == ActivationMode::eikonal) {
     for (const Node& s : n.list("sites")) {
       ActivationParams::Site site;
       site.where = s.where();
@@ -58,7 +71,7 @@ ActivationParams parse_activation(const Node& n, double period, const std::files
   } else {
     for (const char* k : {"sites", "velocity_fibre", "velocity_cross"}) n.reject_if_present(k, "used with mode: eikonal only");
   }
-  if (a.mode == "image") {
+  if (a.mode == ActivationMode::image) {
     const std::filesystem::path p = n.text("image", std::nullopt);
     a.image = p.is_absolute() ? p : base / p;
   } else {
@@ -132,14 +145,16 @@ std::vector<circulation::CavityCirculation> parse_circulation(const Node& n, con
 /// dynamic relaxation (the one-point element), and the keys of the one chosen.
 void parse_static_solver(const Node& sim, HeartSimulation& h) {
   const bool has_tangent = h.material.element == mechanics::ElementKind::sampled_axes;
-  h.solver = sim.choice("solver", {"newton", "dynamic_relaxation"}, has_tangent ? "newton" : "dynamic_relaxation");
-  if (h.solver == "newton" && !has_tangent)
+  h.solver = sim.choice_of<StaticSolver>(
+      "solver", {{"newton", StaticSolver::newton}, {"dynamic_relaxation", StaticSolver::dynamic_relaxation}},
+      has_tangent ? StaticSolver::newton : StaticSolver::dynamic_relaxation);
+  if (h.solver == StaticSolver::newton && !has_tangent)
     sim.fail("solver", "Newton's method needs the tangent of the sampled-axes element; the one-point element "
                        "(material.element: one_point) runs with solver: dynamic_relaxation");
   // residual_tol and max_iterations mean the same for both solvers and for block experiments
   // (solver.residual_tol); their defaults follow the solver: Newton converges quadratically and
   // also checks its update (update_tol), dynamic relaxation only its residual.
-  if (h.solver == "dynamic_relaxation") {
+  if (h.solver == StaticSolver::dynamic_relaxation) {
     h.residual_tol = sim.number("residual_tol", 1e-8, Range::open(0, 1));
     h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
     for (const char* k : {"update_tol", "load_step_cuts", "linear_solver", "reuse_factorisation"})
@@ -150,7 +165,10 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
   h.max_iterations = sim.integer("max_iterations", 30, 1, 10000);
   h.update_tol = sim.number("update_tol", 1e-6, Range::open(0, 1));
   h.load_step_cuts = int(sim.integer("load_step_cuts", 10, 0, 50));
-  h.linear_solver = sim.choice("linear_solver", {"cholmod", "lu", "cg"}, "cholmod");
+  h.linear_solver = sim.choice_of<mechanics::LinearSolver>(
+      "linear_solver",
+      {{"cholmod", mechanics::LinearSolver::cholmod}, {"lu", mechanics::LinearSolver::lu}, {"cg", mechanics::LinearSolver::cg}},
+      mechanics::LinearSolver::cholmod);
   h.reuse_factorisation = sim.boolean("reuse_factorisation", true);
 }
 
@@ -158,17 +176,17 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
   HeartSimulation h;
   const Node mat = root.child("material");
   mat.choice("law", {"guccione"}, "guccione");
-  h.material.C = mat.quantity("C", Dimension::pressure, std::nullopt, Range::positive());
-  h.material.b_f = mat.number("b_f", std::nullopt, Range::non_negative());
-  h.material.b_t = mat.number("b_t", std::nullopt, Range::non_negative());
-  h.material.b_fs = mat.number("b_fs", std::nullopt, Range::non_negative());
+  h.material.law.C = mat.quantity("C", Dimension::pressure, std::nullopt, Range::positive());
+  h.material.law.b_f = mat.number("b_f", std::nullopt, Range::non_negative());
+  h.material.law.b_t = mat.number("b_t", std::nullopt, Range::non_negative());
+  h.material.law.b_fs = mat.number("b_fs", std::nullopt, Range::non_negative());
   // The element (docs/calibration.md, "Which element"): the sampled-axes element by default.
   h.material.element = mat.choice("element", {"sampled_axes", "one_point"}, "sampled_axes") == "one_point"
                            ? mechanics::ElementKind::one_point
                            : mechanics::ElementKind::sampled_axes;
-  h.material.bulk = mat.quantity("bulk_modulus", Dimension::pressure, h.material.bulk, Range::positive());
+  h.material.law.bulk = mat.quantity("bulk_modulus", Dimension::pressure, h.material.law.bulk, Range::positive());
   if (h.material.element == mechanics::ElementKind::one_point)
-    h.material.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
+    h.material.law.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
 
   h.active_tension = root.child_or_empty("active").quantity("tension", Dimension::pressure, 0.0, Range::non_negative());
 
@@ -202,9 +220,11 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
   }
 
   const Node sim = root.child_or_empty("simulation");
-  h.mode = sim.choice("mode", {"quasi_static", "beat"}, "quasi_static");
+  h.mode = sim.choice_of<SimulationMode>(
+      "mode", {{"quasi_static", SimulationMode::quasi_static}, {"beat", SimulationMode::beat}},
+      SimulationMode::quasi_static);
   h.simd = sim.choice("simd", {"auto", "avx512", "avx2", "baseline"}, "auto");
-  if (h.mode == "quasi_static") {
+  if (h.mode == SimulationMode::quasi_static) {
     h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
     parse_static_solver(sim, h);
     for (const char* k : {"first_onset", "period", "beats", "dt", "force_dt", "dt_safety", "output_interval", "damping_time",
@@ -230,7 +250,9 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
     h.circulation = parse_circulation(root.child("circulation"), h);
     h.checkpoint_interval = sim.quantity("checkpoint_interval", Dimension::time, 100.0, Range::non_negative());
     const Node an = root.child_or_empty("analysis");
-    h.analysis.reference = an.choice("reference", {"rest", "end_diastole"}, "rest");
+    h.analysis.reference = an.choice_of<StrainReference>(
+        "reference", {{"rest", StrainReference::rest}, {"end_diastole", StrainReference::end_diastole}},
+        StrainReference::rest);
     h.analysis.lv_cavity = an.text("lv_cavity", h.circulation.front().name);
     if (std::none_of(h.circulation.begin(), h.circulation.end(), [&](const auto& c) { return c.name == h.analysis.lv_cavity; }))
       an.fail("lv_cavity", "expected the name of a cavity in circulation.cavities");

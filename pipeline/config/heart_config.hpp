@@ -6,11 +6,13 @@
 #include <Eigen/Core>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cardio/activation/twitch.hpp"
 #include "cardio/circulation/cavity_coupling.hpp"
 #include "cardio/mechanics/myocardium.hpp"
+#include "cardio/mechanics/newton.hpp"
 #include "config/mesh_config.hpp"
 #include "config/time_step.hpp"
 
@@ -26,11 +28,9 @@ struct SurfaceSelector {
   std::string describe() const;
 };
 
-struct GuccioneParams {
-  double C = 2.0;                        ///< [kPa]
-  double b_f = 8, b_t = 2, b_fs = 4;
-  double bulk = 200;                     ///< [kPa] near-incompressibility penalty kappa (the value in force)
-  double hourglass_factor = 1.0;         ///< one-point element: hourglass modulus / smallest Young's modulus
+/// The myocardium: the Guccione law as the mechanics module takes it, and the element carrying it.
+struct MyocardiumParams {
+  mechanics::GuccioneLaw law;            ///< C [kPa], b_f, b_t, b_fs, bulk kappa [kPa], hourglass_factor
   mechanics::ElementKind element = mechanics::ElementKind::sampled_axes;
 };
 
@@ -53,9 +53,20 @@ struct Probe {
   std::string where;                     ///< "FILE:LINE:COL: probes[i].point", for errors
 };
 
+enum class SimulationMode { quasi_static, beat };
+enum class StaticSolver { newton, dynamic_relaxation };
+enum class ActivationMode { synchronous, eikonal, image };
+/// The configuration strains are relative to: rest, or each beat's end-diastole (clinical strain).
+enum class StrainReference { rest, end_diastole };
+
+/// The config names of the modes (summary.json reports them).
+std::string_view name_of(SimulationMode mode);
+std::string_view name_of(StaticSolver solver);
+std::string_view name_of(StrainReference reference);
+
 /// Electrical activation: when each element starts its twitch (relative to each beat's onset).
 struct ActivationParams {
-  std::string mode = "synchronous";      ///< synchronous | eikonal | image
+  ActivationMode mode = ActivationMode::synchronous;
   struct Site {
     bool at_label = false;
     Eigen::Vector3d point{0, 0, 0};      ///< [mm]
@@ -72,7 +83,7 @@ struct ActivationParams {
 
 /// Strain analysis of a beating run (docs/analysis.md).
 struct AnalysisParams {
-  std::string reference = "rest";        ///< rest | end_diastole (clinical strain)
+  StrainReference reference = StrainReference::rest;
   std::string lv_cavity;                 ///< cavity defining the long axis and AHA; empty: the first
   std::vector<std::int32_t> lv_labels;   ///< myocardium labels of the LV; empty: every element
   std::optional<Eigen::Vector3d> anterior_direction;  ///< axis -> anterior RV insertion; default: from the RV, else +y
@@ -82,13 +93,13 @@ struct AnalysisParams {
 };
 
 struct HeartSimulation {
-  GuccioneParams material;
+  MyocardiumParams material;
   double active_tension = 0;             ///< Ta [kPa] (quasi-static: reached at the last load step)
   std::vector<SurfaceSelector> fixed;    ///< nodes on these surfaces fixed
   std::vector<SurfaceSelector> sliding;  ///< nodes on these planes keep their normal coordinate
   std::optional<FoundationSpec> pericardium;  ///< elastic support of the epicardium
   std::vector<PressureSpec> pressures;
-  std::string mode = "quasi_static";     ///< quasi_static | beat
+  SimulationMode mode = SimulationMode::quasi_static;
   /// SIMD build of the sampled-axes element: auto (the widest the CPU runs) | avx512 | avx2 |
   /// baseline. Results differ between builds at rounding level; baseline runs on any x86-64.
   std::string simd = "auto";
@@ -110,11 +121,11 @@ struct HeartSimulation {
   // quasi-static mode
   int load_steps = 10;
   double residual_tol = 1e-6;
-  std::string solver = "newton";         ///< newton | dynamic_relaxation
+  StaticSolver solver = StaticSolver::newton;
   long max_iterations = 30;              ///< Newton: per load increment; dynamic relaxation: per load step
   double update_tol = 1e-6;              ///< Newton: last update <= this x the smallest edge
   int load_step_cuts = 10;               ///< Newton: halvings of a failed increment
-  std::string linear_solver = "cholmod"; ///< Newton: cholmod | lu | cg
+  mechanics::LinearSolver linear_solver = mechanics::LinearSolver::cholmod;  ///< Newton
   bool reuse_factorisation = true;       ///< Newton, cholmod: CG preconditioned by the last factor first
   std::vector<Probe> probes;
 };

@@ -50,10 +50,12 @@ mechanics::FibreField parse_fibres(const Node& n) {
 
 MaterialParams parse_material(const Node& n) {
   MaterialParams m;
-  m.model = n.choice("model", {"isotropic", "transversely_isotropic"}, "isotropic");
+  m.model = n.choice_of<MaterialModel>(
+      "model", {{"isotropic", MaterialModel::isotropic}, {"transversely_isotropic", MaterialModel::transversely_isotropic}},
+      MaterialModel::isotropic);
   m.density = n.quantity("density", Dimension::density, 1.06, Range::positive());
   const auto poisson = Range::open(-1.0, 0.5);
-  if (m.model == "isotropic") {
+  if (m.model == MaterialModel::isotropic) {
     const double E = n.quantity("youngs_modulus", Dimension::pressure, std::nullopt, Range::positive());
     const double nu = n.number("poisson_ratio", std::nullopt, poisson);
     m.constants = mechanics::ElasticConstants::isotropic(E, nu);
@@ -86,12 +88,14 @@ MaterialParams parse_material(const Node& n) {
 
 ElementParams parse_element(const Node& n) {
   ElementParams e;
-  e.type = n.choice("type", {"bourguignon_cani", "baudet_cube"}, "bourguignon_cani");
+  e.type = n.choice_of<BlockElement>(
+      "type", {{"bourguignon_cani", BlockElement::bourguignon_cani}, {"baudet_cube", BlockElement::baudet_cube}},
+      BlockElement::bourguignon_cani);
   e.damping_time = n.quantity("damping_time", Dimension::time, 0.0, Range::non_negative());
   // Baudet's edge springs already resist bending; its control only removes the M2 spring set's
   // zero-energy modes, so a small factor (docs/calibration.md).
-  e.hourglass_factor = n.number("hourglass_factor", e.type == "bourguignon_cani" ? 1.0 : 0.05, Range::non_negative());
-  if (e.type == "bourguignon_cani") {
+  e.hourglass_factor = n.number("hourglass_factor", e.type == BlockElement::bourguignon_cani ? 1.0 : 0.05, Range::non_negative());
+  if (e.type == BlockElement::bourguignon_cani) {
     e.volume_terms = n.boolean("volume_terms", true);
     e.radial_share = n.number("radial_share", 0.0, Range::closed(0, 1));
     n.reject_if_present("corrective_forces", "Baudet's corrective forces belong to type: baudet_cube");
@@ -135,9 +139,10 @@ ExperimentParams parse_experiment(const Node& n) {
 
 SolverParams parse_solver(const Node& n) {
   SolverParams s;
-  s.mode = n.choice("mode", {"quasi_static", "dynamic"}, "quasi_static");
+  s.mode = n.choice_of<SolverMode>("mode", {{"quasi_static", SolverMode::quasi_static}, {"dynamic", SolverMode::dynamic}},
+                                   SolverMode::quasi_static);
   s.time_step = parse_time_step(n);
-  if (s.mode == "quasi_static") {
+  if (s.mode == SolverMode::quasi_static) {
     s.load_steps = static_cast<int>(n.integer("load_steps", 1, 1, 100000));
     s.residual_tol = n.number("residual_tol", 1e-8, Range::open(0, 1));
     s.max_iterations = n.integer("max_iterations", 2000000, 1, 1000000000);
@@ -167,16 +172,16 @@ RunConfig parse_run_config(config::Document& doc) {
   c.element = parse_element(root.child_or_empty("element"));
   c.solver = parse_solver(root.child_or_empty("solver"));
   c.write_vtu = root.child_or_empty("output").boolean("vtu", true);
-  if (c.element.type == "baudet_cube" && c.material.model != "isotropic")
+  if (c.element.type == BlockElement::baudet_cube && c.material.model != MaterialModel::isotropic)
     root.child("element").fail("type", "Baudet's cube is isotropic; use bourguignon_cani for a transversely isotropic material");
-  if (c.element.type == "baudet_cube" && c.material.law != mechanics::AxisLaw::Kind::linear)
+  if (c.element.type == BlockElement::baudet_cube && c.material.law != mechanics::AxisLaw::Kind::linear)
     root.child("material").fail("axial_law", "Baudet's cube has linear springs only");
   doc.check_no_unknown_keys();
   // Calibrate once here so that constants the element cannot represent are reported with
   // the config location, before any work.
   try {
     const auto& k = c.material.constants;
-    if (c.element.type == "baudet_cube")
+    if (c.element.type == BlockElement::baudet_cube)
       (void)mechanics::calibrate_baudet(k.E_fibre, k.nu_cross, c.block.h, c.element.damping_time, c.element.hourglass_factor);
     else
       (void)mechanics::calibrate_bourguignon_cani(

@@ -14,8 +14,12 @@
 
 namespace cardio::pipeline {
 
+enum class MaterialModel { isotropic, transversely_isotropic };
+enum class BlockElement { bourguignon_cani, baudet_cube };
+enum class SolverMode { quasi_static, dynamic };
+
 struct MaterialParams {
-  std::string model = "isotropic";            ///< isotropic | transversely_isotropic
+  MaterialModel model = MaterialModel::isotropic;
   mechanics::ElasticConstants constants;
   double density = 1.06;                      ///< [mg/mm^3]
   mechanics::AxisLaw::Kind law = mechanics::AxisLaw::Kind::linear;
@@ -23,7 +27,7 @@ struct MaterialParams {
 };
 
 struct ElementParams {
-  std::string type = "bourguignon_cani";      ///< bourguignon_cani | baudet_cube
+  BlockElement type = BlockElement::bourguignon_cani;
   double radial_share = 0.0;
   double hourglass_factor = 1.0;             ///< default 1 (B&C), 0.05 (Baudet)
   bool volume_terms = true;
@@ -45,7 +49,7 @@ struct ExperimentParams {
 };
 
 struct SolverParams {
-  std::string mode = "quasi_static";          ///< quasi_static | dynamic
+  SolverMode mode = SolverMode::quasi_static;
   mechanics::Scheme scheme = mechanics::Scheme::verlet;
   TimeStepParams time_step;                   ///< dt, dt_safety, force_dt (time_step.hpp)
   int load_steps = 1;

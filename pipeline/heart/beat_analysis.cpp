@@ -114,7 +114,7 @@ void BeatAnalysis::sample(double t_ms, const Eigen::Matrix3Xd& x) {
 }
 
 void BeatAnalysis::end_diastole(double, const Eigen::Matrix3Xd& x) {
-  if (m_params.reference != "end_diastole") return;
+  if (m_params.reference != StrainReference::end_diastole) return;
   m_ref = x;
   m_ref_dirs = analysis::push_forward(m_mesh, x, m_rest_dirs);
   m_ref_is_rest = false;
@@ -165,7 +165,7 @@ nlohmann::json BeatAnalysis::peaks(double t_begin_ms, double t_end_ms) const {
   nlohmann::json global = regions[0];
   global.erase("segment");
   regions.erase(regions.begin());
-  return {{"reference", m_params.reference},
+  return {{"reference", name_of(m_params.reference)},
           {"window_ms", {t_begin_ms, t_end_ms}},
           {"global", global},
           {"segments", regions}};

@@ -12,8 +12,8 @@ namespace cardio::pipeline {
 namespace {
 
 Eigen::VectorXd activation_times(const ActivationParams& a, const meshing::VoxelMesh& m, std::ostream* log) {
-  if (a.mode == "synchronous") return activation::synchronous_activation(m, 0.0);
-  if (a.mode == "image")
+  if (a.mode == ActivationMode::synchronous) return activation::synchronous_activation(m, 0.0);
+  if (a.mode == ActivationMode::image)
     return activation::activation_from_image(m, imaging::read_scalar_image(a.image), a.image.string());
   std::vector<activation::PacingSite> sites;
   for (const auto& s : a.sites)

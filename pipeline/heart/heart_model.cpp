@@ -70,15 +70,8 @@ void check_physical_state(const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x
 
 HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& m, double mass_scaling) {
   const mechanics::HexMesh& mesh = m.mesh;
-  mechanics::GuccioneLaw law;
-  law.C = sim.material.C;
-  law.b_f = sim.material.b_f;
-  law.b_t = sim.material.b_t;
-  law.b_fs = sim.material.b_fs;
-  law.bulk = sim.material.bulk;
-  law.hourglass_factor = sim.material.hourglass_factor;
   auto forces = std::make_unique<mechanics::GuccioneForces>(
-      mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), law), sim.material.element);
+      mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), sim.material.law), sim.material.element);
   if (sim.simd != "auto") {
     try {
       forces->use_simd_isa(sim.simd);

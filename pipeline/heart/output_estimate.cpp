@@ -27,7 +27,7 @@ OutputEstimate estimate_output_size(const HeartConfig& cfg, bool simulate, const
   if (!simulate || !cfg.simulation) return e;
   const HeartSimulation& sim = *cfg.simulation;
   e.other_bytes = e.frame_bytes;  // final.vtu
-  if (sim.mode != "beat") return e;
+  if (sim.mode != SimulationMode::beat) return e;
   // Frames at 0, output_interval, ... before t_end, and one at t_end (heart_beat.cpp).
   const double t_end = sim.first_onset + sim.beats * sim.period;
   e.frames = std::ceil(t_end / sim.output_interval - 1e-9) + 1;

@@ -149,9 +149,7 @@ StepResult newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& s
   o.update_tol = sim.update_tol;
   o.max_iterations = int(sim.max_iterations);
   o.max_cuts = sim.load_step_cuts;
-  o.linear_solver = sim.linear_solver == "lu"   ? mechanics::LinearSolver::lu
-                    : sim.linear_solver == "cg" ? mechanics::LinearSolver::cg
-                                                : mechanics::LinearSolver::cholmod;
+  o.linear_solver = sim.linear_solver;
   o.reuse_factorisation = sim.reuse_factorisation;
   const mechanics::NewtonStats st = newton.solve(state, set_load, s_from, s_to, o, log);
   return {st.converged,   st.iterations, st.cuts,           st.factorisations, st.krylov_iterations,
@@ -196,7 +194,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   };
   set_load(1.0);  // the pattern of the tangent includes the loaded faces
   std::unique_ptr<mechanics::NewtonSolver> newton;
-  if (sim.solver == "newton") newton = std::make_unique<mechanics::NewtonSolver>(sys, mesh);
+  if (sim.solver == StaticSolver::newton) newton = std::make_unique<mechanics::NewtonSolver>(sys, mesh);
   StaticTotals totals;
   for (int k = 1; k <= sim.load_steps && totals.converged; ++k) {
     const double s = double(k) / sim.load_steps;
@@ -231,9 +229,9 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                         {"initial_volume_mL", meshing::cavity_volume(c, mesh.rest) / 1000.0},
                         {"final_volume_mL", meshing::cavity_volume(c, state.x) / 1000.0}});
   const double v0 = mechanics::element_volumes(mesh, mesh.rest).sum(), v1 = mechanics::element_volumes(mesh, state.x).sum();
-  out.summary = {{"mode", sim.mode},
+  out.summary = {{"mode", name_of(sim.mode)},
                  {"converged", converged},
-                 {"solver", sim.solver},
+                 {"solver", name_of(sim.solver)},
                  {"iterations", iterations},
                  {"relative_residual", residual},
                  {"load_step_cuts", totals.cuts},
@@ -251,7 +249,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                  {"simulate_time_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   out.state = std::move(state);
   if (!converged)
-    CARDIO_FAIL("quasi-static solve (" << sim.solver
+    CARDIO_FAIL("quasi-static solve (" << name_of(sim.solver)
                 << ") did not converge: the iteration limit simulation.max_iterations = " << sim.max_iterations
                 << (newton ? " per increment was reached after simulation.load_step_cuts = " +
                                  std::to_string(sim.load_step_cuts) + " halvings"

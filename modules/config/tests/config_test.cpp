@@ -151,6 +151,24 @@ TEST(ConfigTest, AutoQuantitiesAreShownAsAutoAndReadBack) {
   EXPECT_THROW(neg->root().child("solver").quantity_or_auto("dt", Dimension::time, Range::positive()), cardio::Error);
 }
 
+TEST(ConfigTest, ChoicesParseStraightIntoEnums) {
+  enum class Mode { slow, fast };
+  const std::vector<std::pair<std::string, Mode>> modes{{"slow", Mode::slow}, {"fast", Mode::fast}};
+  auto doc = Document::load_string("solver:\n  mode: fast\n", "enum.yaml");
+  const Node s = doc->root().child("solver");
+  EXPECT_EQ(s.choice_of("mode", modes, Mode::slow), Mode::fast);
+  EXPECT_EQ(s.choice_of("other", modes, Mode::slow), Mode::slow);
+  EXPECT_HAS(doc->resolved_yaml(), "other: slow");
+  auto bad = Document::load_string("solver:\n  mode: quick\n", "bad.yaml");
+  try {
+    bad->root().child("solver").choice_of("mode", modes, std::nullopt);
+    FAIL() << "expected an error";
+  } catch (const cardio::Error& e) {
+    EXPECT_HAS(std::string(e.what()), "solver.mode");
+    EXPECT_HAS(std::string(e.what()), "fast");
+  }
+}
+
 TEST(ConfigTest, RangeErrorNamesLocationKeyAndRange) {
   auto doc = load(
       "material:\n"

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cardio/core/units.hpp"
@@ -66,6 +68,21 @@ class Node {
   bool boolean(const std::string& key, std::optional<bool> fallback) const;
   std::string choice(const std::string& key, const std::vector<std::string>& options,
                      std::optional<std::string> fallback) const;
+  /// A choice parsed straight into an enum: `options` pairs each accepted name with its value.
+  template <class Enum>
+  Enum choice_of(const std::string& key, const std::vector<std::pair<std::string, Enum>>& options,
+                 std::type_identity_t<std::optional<Enum>> fallback) const {
+    std::vector<std::string> names;
+    std::optional<std::string> fallback_name;
+    for (const auto& [name, value] : options) {
+      names.push_back(name);
+      if (fallback && value == *fallback) fallback_name = name;
+    }
+    const std::string chosen = choice(key, names, fallback_name);
+    for (const auto& [name, value] : options)
+      if (name == chosen) return value;
+    fail(key, "no value for '" + chosen + "'");  // unreachable: choice() accepts only the names
+  }
   std::string text(const std::string& key, std::optional<std::string> fallback) const;
   /// Keys of the sub-map `key` in file order (none if absent), all accepted as known; for maps
   /// whose keys are data (e.g. a cohort manifest's `set: {key.path: value}`).
