@@ -1,15 +1,11 @@
 #include "common/figures.hpp"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <sstream>
 #include <string>
-#include <vector>
+
+#include "cardio/core/error.hpp"
 
 #ifndef CARDIO_SCRIPTS_DIR
 #define CARDIO_SCRIPTS_DIR "scripts"
@@ -21,54 +17,13 @@ namespace cardio::figures {
 
 namespace {
 
-/// Runs argv, copying its merged stdout/stderr to `log`; returns its exit status (128 + signal
-/// when killed, -1 when it could not be started).
-int run_capture(const std::vector<std::string>& argv, std::ostream& log) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    log << "cardiac figures: pipe: " << std::strerror(errno) << "\n";
-    return -1;
+/// Whether kPython imports matplotlib (a python that cannot be started has none).
+bool has_matplotlib() {
+  try {
+    return capture_process({kPython, "-c", "import matplotlib"}).status.code() == 0;
+  } catch (const Error&) {
+    return false;
   }
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  log.flush();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    log << "cardiac figures: fork: " << std::strerror(errno) << "\n";
-    close(fds[0]);
-    close(fds[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    dup2(fds[1], STDERR_FILENO);
-    close(fds[0]);
-    close(fds[1]);
-    setenv("PYTHONUNBUFFERED", "1", 1);
-    execv(cargv[0], cargv.data());
-    std::fprintf(stderr, "cannot execute %s: %s\n", cargv[0], std::strerror(errno));
-    _exit(127);
-  }
-  close(fds[1]);
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      log.write(buf, n);
-      log.flush();
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
 }
 
 }  // namespace
@@ -78,6 +33,15 @@ fs::path scripts_dir() {
   return CARDIO_SCRIPTS_DIR;
 }
 
+fs::path script_path(const std::string& script) { return scripts_dir() / "figures" / script; }
+
+ProcessStatus launch_figure_script(const std::string& script, const fs::path& dir, const LineSink& on_out,
+                                   const LineSink& on_err) {
+  ProcessOptions o;
+  o.env = {{"PYTHONUNBUFFERED", "1"}};  // its lines as they come, not when a buffer fills
+  return run_process({kPython, script_path(script).string(), dir.string()}, on_out, on_err, o);
+}
+
 int run_figure_script(const std::string& script, const fs::path& dir, std::ostream& log) {
   if (access(kPython, X_OK) != 0) {
     log << "cardiac figures: " << kPython
@@ -85,20 +49,25 @@ int run_figure_script(const std::string& script, const fs::path& dir, std::ostre
            "(scripts/setup.sh installs them)\n";
     return 1;
   }
-  const fs::path path = scripts_dir() / "figures" / script;
+  const fs::path path = script_path(script);
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
     log << "cardiac figures: script " << path.string()
         << " not found (set CARDIAC_SCRIPTS_DIR to the project's scripts/ directory)\n";
     return 1;
   }
-  std::ostringstream ignored;
-  if (run_capture({kPython, "-c", "import matplotlib"}, ignored) != 0) {
+  if (!has_matplotlib()) {
     log << "cardiac figures: matplotlib is missing for " << kPython
         << ": apt-get install python3-matplotlib python3-vtk9 xvfb xauth (or run scripts/setup.sh)\n";
     return 1;
   }
-  const int rc = run_capture({kPython, path.string(), dir.string()}, log);
+  int rc = -1;
+  log.flush();
+  try {
+    rc = launch_figure_script(script, dir, [&](std::string_view line) { log << line << std::flush; }).code();
+  } catch (const Error& e) {
+    log << "cardiac figures: " << e.what() << "\n";
+  }
   if (rc < 0 || rc >= 128) {
     log << "cardiac figures: " << path.filename().string()
         << (rc < 0 ? " could not be run" : " was killed by signal " + std::to_string(rc - 128)) << "\n";
