@@ -47,7 +47,7 @@
 #include "config/run_config.hpp"
 #include "common/run_log.hpp"
 #include "app/runtime_env.hpp"
-#include "mesh/stage_cache.hpp"
+#include "mesh/mesh_cache.hpp"
 
 namespace fs = std::filesystem;
 using namespace cardio;

@@ -1,4 +1,4 @@
-#include "mesh/stage_cache.hpp"
+#include "mesh/mesh_cache.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -19,7 +19,7 @@
 #include "config/heart_config.hpp"
 #include "config/mesh_config.hpp"
 #include "mesh/mesh_stage.hpp"
-#include "mesh/stage_cache.hpp"
+#include "mesh/mesh_cache.hpp"
 #include "test_support.hpp"
 
 #ifndef CARDIAC_EXE
@@ -89,7 +89,7 @@ void expect_same(const MeshStageResult& a, const MeshStageResult& b) {
   EXPECT_EQ(ra.dump(), rb.dump());
 }
 
-class StageCache : public ::testing::Test {
+class MeshCache : public ::testing::Test {
  protected:
   /// The default heart config (configs/lv_phantom.yaml) at 2 mm with extra overrides, parsed.
   struct Parsed {
@@ -119,12 +119,12 @@ class StageCache : public ::testing::Test {
     return p;
   }
 
-  test_support::TempDir tmp{"cardio_stage_cache_"};
+  test_support::TempDir tmp{"cardio_mesh_cache_"};
   fs::path dir = tmp.path();
 };
 
 // ------------------------------------------------------------------------------------------- key
-TEST_F(StageCache, FileHashIsFnv1aOfTheBytes) {
+TEST_F(MeshCache, FileHashIsFnv1aOfTheBytes) {
   spit(dir / "a.bin", "foobar");
   std::uint64_t size = 0;
   EXPECT_EQ(pipeline::hash_file(dir / "a.bin", &size), 0x85944171f73967e8ULL);  // FNV reference vector
@@ -140,7 +140,7 @@ TEST_F(StageCache, FileHashIsFnv1aOfTheBytes) {
   EXPECT_THROW(pipeline::hash_file(dir / "missing.nii"), Error);
 }
 
-TEST_F(StageCache, KeyIsDeterministicAndNamesWhatItHashes) {
+TEST_F(MeshCache, KeyIsDeterministicAndNamesWhatItHashes) {
   const MeshCacheKey a = lv_key(), b = lv_key();
   EXPECT_EQ(a.value, b.value);
   EXPECT_EQ(a.manifest, b.manifest);
@@ -158,7 +158,7 @@ TEST_F(StageCache, KeyIsDeterministicAndNamesWhatItHashes) {
   EXPECT_NE(pipeline::mesh_cache_key(p.cfg.mesh, *p.doc, "cardiac 9.9.9").value, a.value);
 }
 
-TEST_F(StageCache, MeshKeysChangeTheKey) {
+TEST_F(MeshCache, MeshKeysChangeTheKey) {
   const std::uint64_t base = lv_key().value;
   for (const std::string o : {"geometry.phantom.voxel_size=2.5 mm", "geometry.phantom.fibres=streeter",
                               "geometry.phantom.rotation_angle=10 deg", "fibres.rule.helix_endo=50 deg",
@@ -167,7 +167,7 @@ TEST_F(StageCache, MeshKeysChangeTheKey) {
     EXPECT_NE(lv_key({o}).value, base) << o;
 }
 
-TEST_F(StageCache, SolverOnlyKeysKeepTheKey) {
+TEST_F(MeshCache, SolverOnlyKeysKeepTheKey) {
   const std::uint64_t base = lv_key().value;
   for (const std::string o : {"simulation.beats=1", "simulation.period=700 ms", "simulation.dt_safety=0.5",
                               "material.C=3 kPa", "material.bulk_modulus=500 kPa", "activation.velocity_fibre=0.5 m/s",
@@ -178,7 +178,7 @@ TEST_F(StageCache, SolverOnlyKeysKeepTheKey) {
   EXPECT_EQ(lv_key({"geometry.phantom.voxel_size=0.2 cm"}).value, base);
 }
 
-TEST_F(StageCache, InputFileBytesChangeTheKey) {
+TEST_F(MeshCache, InputFileBytesChangeTheKey) {
   phantoms::PhantomSpec spec;
   spec.voxel_size = 2.0;
   const phantoms::Phantom ph = phantoms::make_phantom(spec);
@@ -216,7 +216,7 @@ TEST_F(StageCache, InputFileBytesChangeTheKey) {
 }
 
 // ----------------------------------------------------------------------------------- round trip
-TEST_F(StageCache, RoundTripOfRealMeshesIsExact) {
+TEST_F(MeshCache, RoundTripOfRealMeshesIsExact) {
   for (const char* kind : {"lv_ellipsoid", "biventricular"}) {
     SCOPED_TRACE(kind);
     const Parsed p = lv_config({std::string("geometry.phantom.kind=") + kind});
@@ -240,7 +240,7 @@ TEST_F(StageCache, RoundTripOfRealMeshesIsExact) {
   }
 }
 
-TEST_F(StageCache, DamagedFilesAreMissesNeverCrashes) {
+TEST_F(MeshCache, DamagedFilesAreMissesNeverCrashes) {
   const Parsed p = lv_config();
   const MeshStageResult r = pipeline::run_mesh_stages(p.cfg.mesh);
   const MeshCacheKey key = pipeline::mesh_cache_key(p.cfg.mesh, *p.doc);
@@ -316,7 +316,7 @@ TEST_F(StageCache, DamagedFilesAreMissesNeverCrashes) {
     EXPECT_FALSE(pipeline::parse_mesh_cache_payload(payload.substr(0, rng() % payload.size()), key));
 }
 
-TEST_F(StageCache, CachedStageComputesThenLoadsAndKeepsOnlyTheNewest) {
+TEST_F(MeshCache, CachedStageComputesThenLoadsAndKeepsOnlyTheNewest) {
   const Parsed p = lv_config();
   std::ostringstream log1, log2, log3;
   const MeshStageResult a = pipeline::cached_mesh_stages(p.cfg.mesh, *p.doc, dir, &log1);
@@ -389,7 +389,7 @@ nlohmann::json without_timing(nlohmann::json j) {
   return j;
 }
 
-TEST_F(StageCache, CliReusesTheMeshWhenOnlySolverSettingsChange) {
+TEST_F(MeshCache, CliReusesTheMeshWhenOnlySolverSettingsChange) {
   const std::string config = (fs::path(CARDIO_SOURCE_DIR) / "configs" / "lv_phantom.yaml").string();
   // 2 mm LV; larger mass scaling and output interval only to make the test quick (same in all runs).
   const std::string common = "run '" + config +

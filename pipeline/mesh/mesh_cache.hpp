@@ -1,5 +1,5 @@
 #pragma once
-/// @file stage_cache.hpp
+/// @file mesh_cache.hpp
 /// Stage caching (issue 6): the mesh stage (import -> fibres -> voxelize) is keyed by a content
 /// hash of everything it depends on, and its result is kept in OUTDIR/cache/mesh-<key>.bin. A run
 /// whose key matches loads the mesh instead of recomputing it, so changing only solver settings
