@@ -1,7 +1,6 @@
 #include "mesh/mesh_cache.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +13,7 @@
 
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/error.hpp"
+#include "cardio/meshing/voxel_mesh.hpp"
 
 #ifndef CARDIO_VERSION
 #error "CARDIO_VERSION must be defined (pipeline/CMakeLists.txt)"
@@ -21,20 +21,6 @@
 
 namespace cardio::pipeline {
 namespace fs = std::filesystem;
-
-static_assert(std::endian::native == std::endian::little, "the mesh cache (cardio/core/binary.hpp) assumes a little-endian host");
-
-// Every field of MeshStageResult must be serialized below. These sizes (x86-64, libstdc++) make a
-// new field a compile error here, as a reminder to extend the format (and bump kMeshCacheFormat).
-#if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(mechanics::HexMesh) == 5 * 16 + 2 * 24, "HexMesh changed: update the mesh cache format");
-static_assert(sizeof(imaging::Grid) == 24 + 2 * 24 + 72, "Grid changed: update the mesh cache format");
-static_assert(sizeof(meshing::LongAxis) == 3 * 24 + 8, "LongAxis changed: update the mesh cache format");
-static_assert(sizeof(meshing::CavitySurface) == 32 + 3 * 24 + 2 * 8, "CavitySurface changed: update the mesh cache format");
-static_assert(sizeof(meshing::VoxelMesh) == sizeof(mechanics::HexMesh) + 3 * 24 + sizeof(imaging::Grid) + 2 * 16 +
-                                                 3 * 24 + 24 + sizeof(meshing::LongAxis),
-              "VoxelMesh changed: update the mesh cache format");
-#endif
 
 namespace {
 
@@ -59,161 +45,6 @@ template <class T>
 std::string_view bytes_of(const T& v) {
   static_assert(std::is_trivially_copyable_v<T>);
   return {reinterpret_cast<const char*>(&v), sizeof v};
-}
-
-// ------------------------------------------------------------------ payload
-struct Damaged {
-  std::string why;
-};
-
-template <class Derived>
-void put_matrix(BinaryWriter& w, const Eigen::PlainObjectBase<Derived>& m) {  // column-major storage
-  w.u64(std::uint64_t(m.rows()));
-  w.u64(std::uint64_t(m.cols()));
-  w.f64s(m.data(), std::size_t(m.size()));
-}
-
-template <class M>
-void get_matrix(BinaryReader& r, M& m, const char* what) {
-  const std::uint64_t rows = r.u64(), cols = r.u64();
-  const std::vector<double> v = r.ints<double>();  // bounds-checked before allocating
-  const bool fits = rows == 0 ? v.empty() : (v.size() % rows == 0 && v.size() / rows == cols);
-  if (!fits || (M::RowsAtCompileTime != Eigen::Dynamic && rows != std::uint64_t(M::RowsAtCompileTime)) ||
-      (M::ColsAtCompileTime != Eigen::Dynamic && cols != std::uint64_t(M::ColsAtCompileTime)))
-    throw Damaged{std::string(what) + ": bad dimensions"};
-  m = Eigen::Map<const Eigen::Matrix<double, M::RowsAtCompileTime, M::ColsAtCompileTime>>(v.data(), Eigen::Index(rows),
-                                                                                        Eigen::Index(cols));
-}
-
-template <class T>
-void put_pod(BinaryWriter& w, const T& v) {
-  const auto b = bytes_of(v);
-  w.raw(b.data(), b.size());
-}
-template <class T>
-T get_pod(BinaryReader& r) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  T v;
-  r.raw(&v, sizeof v);
-  return v;
-}
-
-void write_mesh(BinaryWriter& w, const MeshStageResult& r) {
-  const meshing::VoxelMesh& m = r.mesh;
-  put_matrix(w, m.mesh.rest);
-  w.ints(m.mesh.hexes);
-  put_matrix(w, m.mesh.fibre);
-  put_matrix(w, m.mesh.sheet);
-  put_matrix(w, m.mesh.sample_fibre);
-  put_matrix(w, m.mesh.sample_sheet);
-  w.ints(m.mesh.material);
-  w.ints(m.label);
-  w.ints(m.labels_used);
-  w.ints(m.voxel);
-  put_pod(w, m.grid.size);
-  put_matrix(w, m.grid.spacing);
-  put_matrix(w, m.grid.origin);
-  put_matrix(w, m.grid.direction);
-  put_matrix(w, m.volume);
-  put_matrix(w, m.mass);
-  w.ints(m.surface_quads);
-  w.ints(m.surface_tag);
-  w.u64(m.tag_names.size());
-  for (const auto& s : m.tag_names) w.str(s);
-  w.u64(m.cavities.size());
-  for (const auto& c : m.cavities) {
-    w.str(c.name);
-    w.ints(c.nodes);
-    w.ints(c.rim);
-    w.ints(c.triangles);
-    w.i64(c.n_endocardial_triangles);
-    w.i64(c.n_nonmanifold_edges);
-  }
-  put_matrix(w, m.axis.base_point);
-  put_matrix(w, m.axis.base_normal);
-  put_matrix(w, m.axis.apex);
-  w.i64(m.axis.apex_voxel);
-  w.ints(nlohmann::json::to_cbor(r.report));
-}
-
-MeshStageResult read_mesh(BinaryReader& rd) {
-  MeshStageResult r;
-  meshing::VoxelMesh& m = r.mesh;
-  get_matrix(rd, m.mesh.rest, "rest");
-  m.mesh.hexes = rd.ints<mechanics::Hex>();
-  get_matrix(rd, m.mesh.fibre, "fibre");
-  get_matrix(rd, m.mesh.sheet, "sheet");
-  get_matrix(rd, m.mesh.sample_fibre, "sample_fibre");
-  get_matrix(rd, m.mesh.sample_sheet, "sample_sheet");
-  m.mesh.material = rd.ints<std::uint16_t>();
-  m.label = rd.ints<std::int32_t>();
-  m.labels_used = rd.ints<std::int32_t>();
-  m.voxel = rd.ints<std::int64_t>();
-  m.grid.size = get_pod<imaging::Index3>(rd);
-  get_matrix(rd, m.grid.spacing, "grid.spacing");
-  get_matrix(rd, m.grid.origin, "grid.origin");
-  get_matrix(rd, m.grid.direction, "grid.direction");
-  get_matrix(rd, m.volume, "volume");
-  get_matrix(rd, m.mass, "mass");
-  m.surface_quads = rd.ints<mechanics::Quad>();
-  m.surface_tag = rd.ints<std::uint8_t>();
-  // Counts are not trusted for allocation: each item is read (and bounds-checked) in turn.
-  for (std::uint64_t n = rd.u64(), i = 0; i < n; ++i) m.tag_names.push_back(rd.str());
-  for (std::uint64_t n = rd.u64(), i = 0; i < n; ++i) {
-    meshing::CavitySurface c;
-    c.name = rd.str();
-    c.nodes = rd.ints<std::int32_t>();
-    c.rim = rd.ints<std::int32_t>();
-    c.triangles = rd.ints<std::array<std::int32_t, 3>>();
-    c.n_endocardial_triangles = rd.i64();
-    c.n_nonmanifold_edges = rd.i64();
-    m.cavities.push_back(std::move(c));
-  }
-  get_matrix(rd, m.axis.base_point, "axis.base_point");
-  get_matrix(rd, m.axis.base_normal, "axis.base_normal");
-  get_matrix(rd, m.axis.apex, "axis.apex");
-  m.axis.apex_voxel = rd.i64();
-  const std::vector<std::uint8_t> cbor = rd.ints<std::uint8_t>();
-  rd.expect_end();
-  r.report = nlohmann::json::from_cbor(cbor);  // throws nlohmann::json::exception if damaged
-  return r;
-}
-
-/// Consistency of a loaded mesh (a payload that passed the checksum but is inconsistent would be a
-/// writer bug; a miss beats an out-of-range index later).
-std::string check_consistent(const meshing::VoxelMesh& m) {
-  const auto ne = std::size_t(m.mesh.n_elements());
-  const auto nn = m.mesh.n_nodes();
-  if (std::size_t(m.mesh.fibre.cols()) != ne || std::size_t(m.mesh.sheet.cols()) != ne || m.mesh.material.size() != ne ||
-      m.label.size() != ne || m.voxel.size() != ne || std::size_t(m.volume.size()) != ne)
-    return "per-element arrays of different lengths";
-  const auto ns = std::size_t(m.mesh.sample_fibre.cols());
-  if ((ns != 0 && ns != 8 * ne) || std::size_t(m.mesh.sample_sheet.cols()) != ns)
-    return "sample frames do not match the element count";
-  if (m.mass.size() != nn) return "nodal masses do not match the node count";
-  if (m.surface_tag.size() != m.surface_quads.size()) return "surface tags do not match the surface quads";
-  auto node_ok = [&](std::int32_t i) { return i >= 0 && i < nn; };
-  for (const auto& h : m.mesh.hexes)
-    for (auto i : h)
-      if (!node_ok(i)) return "element node index out of range";
-  for (const auto& q : m.surface_quads)
-    for (auto i : q)
-      if (!node_ok(i)) return "surface node index out of range";
-  for (auto t : m.surface_tag)
-    if (t >= m.tag_names.size()) return "surface tag out of range";
-  for (auto mat : m.mesh.material)
-    if (mat >= m.labels_used.size()) return "material index out of range";
-  for (const auto& c : m.cavities) {
-    for (auto i : c.nodes)
-      if (!node_ok(i)) return "cavity node index out of range";
-    const auto np = std::int64_t(c.nodes.size()) + (c.rim.empty() ? 0 : 1);
-    for (auto i : c.rim)
-      if (i < 0 || std::size_t(i) >= c.nodes.size()) return "cavity rim index out of range";
-    for (const auto& t : c.triangles)
-      for (auto i : t)
-        if (i < 0 || i >= np) return "cavity triangle index out of range";
-  }
-  return {};
 }
 
 std::vector<std::string> lines_of(const std::string& s) {
@@ -251,6 +82,10 @@ std::string describe_other(const fs::path& file, const MeshCacheKey& key) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void say(std::ostream* log, const std::string& line) {
+  if (log) *log << line << std::endl;
 }
 
 }  // namespace
@@ -325,7 +160,8 @@ std::string mesh_cache_payload(const MeshStageResult& result, const MeshCacheKey
   BinaryWriter w;
   w.u64(key.value);
   w.str(key.manifest);
-  write_mesh(w, result);
+  meshing::save_voxel_mesh(w, result.mesh);
+  w.ints(nlohmann::json::to_cbor(result.report));
   return w.bytes();
 }
 
@@ -340,12 +176,12 @@ std::optional<MeshStageResult> parse_mesh_cache_payload(const std::string& paylo
     const std::uint64_t k = rd.u64();
     if (k != key.value) return miss("key " + hex16(k) + ", expected " + key.hex());
     if (rd.str() != key.manifest) return miss("same key, other inputs (a hash collision)");
-    MeshStageResult r = read_mesh(rd);
-    const std::string problem = check_consistent(r.mesh);
-    if (!problem.empty()) return miss("inconsistent payload: " + problem);
+    MeshStageResult r;
+    r.mesh = meshing::load_voxel_mesh(rd);  // checks what it reads: a damaged mesh is an Error
+    const std::vector<std::uint8_t> cbor = rd.ints<std::uint8_t>();
+    rd.expect_end();
+    r.report = nlohmann::json::from_cbor(cbor);
     return r;
-  } catch (const Damaged& d) {
-    return miss("payload does not parse: " + d.why);
   } catch (const std::exception& e) {  // cardio::Error from the reader, json parse errors, bad_alloc
     return miss(std::string("payload does not parse: ") + e.what());
   }
@@ -400,46 +236,11 @@ void save_mesh_cache(const fs::path& outdir, const MeshCacheKey& key, const Mesh
   }
 }
 
-MeshStageResult cached_mesh_stages(const MeshConfig& cfg, const config::Document& doc, const fs::path& outdir,
-                                   std::ostream* log, bool use_cache) {
-  const char* env = std::getenv("CARDIO_NO_CACHE");
-  if (env && *env && std::string(env) != "0") use_cache = false;
-  auto say = [&](const std::string& s) {
-    if (log) *log << s << std::endl;
-  };
-  if (!use_cache) {
-    say("mesh stage: computed (cache disabled)");
-    MeshStageResult r = run_mesh_stages(cfg, log);
-    r.report["mesh_cache"] = {{"hit", false}, {"disabled", true}};
-    return r;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  MeshCacheKey key;
-  try {
-    key = mesh_cache_key(cfg, doc);
-  } catch (const std::exception& e) {
-    // An unreadable input: the stage itself reports it in its own words.
-    say(std::string("mesh stage: computed (no cache key: ") + e.what() + ")");
-    return run_mesh_stages(cfg, log);
-  }
-  const double t_key = seconds_since(t0);
-  std::string why;
-  std::optional<MeshStageResult> cached;
-  try {
-    cached = load_mesh_cache(outdir, key, &why);
-  } catch (const std::exception& e) {  // e.g. out of memory on a huge file: recompute
-    why = e.what();
-  }
-  if (cached) {
-    std::ostringstream line;
-    line << "mesh stage: cached (key " << key.hex() << ", " << mesh_cache_file(outdir, key).string() << ", "
-         << cached->mesh.mesh.n_elements() << " elements; key " << std::fixed << std::setprecision(3) << t_key
-         << " s, load " << seconds_since(t0) - t_key << " s)";
-    say(line.str());
-    cached->report["mesh_cache"] = {{"key", key.hex()}, {"hit", true}};
-    return std::move(*cached);
-  }
-  say("mesh stage: cache miss (" + why + ")");
+namespace {
+
+/// The stage computed, then saved under `key` (a failed save only costs the next run time).
+MeshStageResult compute_and_save(const MeshConfig& cfg, const fs::path& outdir, const MeshCacheKey& key,
+                                 std::ostream* log) {
   const auto t1 = std::chrono::steady_clock::now();
   MeshStageResult r = run_mesh_stages(cfg, log);
   const double t_mesh = seconds_since(t1);
@@ -454,9 +255,51 @@ MeshStageResult cached_mesh_stages(const MeshConfig& cfg, const config::Document
   std::ostringstream line;
   line << "mesh stage: computed (key " << key.hex() << ", " << std::fixed << std::setprecision(3) << t_mesh << " s; "
        << saved << " in " << seconds_since(t2) << " s)";
-  say(line.str());
+  say(log, line.str());
   r.report["mesh_cache"] = {{"key", key.hex()}, {"hit", false}};
   return r;
+}
+
+}  // namespace
+
+MeshStageResult cached_mesh_stages(const MeshConfig& cfg, const config::Document& doc, const fs::path& outdir,
+                                   std::ostream* log, bool use_cache) {
+  const char* env = std::getenv("CARDIO_NO_CACHE");
+  if (env && *env && std::string(env) != "0") use_cache = false;
+  if (!use_cache) {
+    say(log, "mesh stage: computed (cache disabled)");
+    MeshStageResult r = run_mesh_stages(cfg, log);
+    r.report["mesh_cache"] = {{"hit", false}, {"disabled", true}};
+    return r;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  MeshCacheKey key;
+  try {
+    key = mesh_cache_key(cfg, doc);
+  } catch (const std::exception& e) {
+    // An unreadable input: the stage itself reports it in its own words.
+    say(log, std::string("mesh stage: computed (no cache key: ") + e.what() + ")");
+    return run_mesh_stages(cfg, log);
+  }
+  const double t_key = seconds_since(t0);
+  std::string why;
+  std::optional<MeshStageResult> cached;
+  try {
+    cached = load_mesh_cache(outdir, key, &why);
+  } catch (const std::exception& e) {  // e.g. out of memory on a huge file: recompute
+    why = e.what();
+  }
+  if (!cached) {
+    say(log, "mesh stage: cache miss (" + why + ")");
+    return compute_and_save(cfg, outdir, key, log);
+  }
+  std::ostringstream line;
+  line << "mesh stage: cached (key " << key.hex() << ", " << mesh_cache_file(outdir, key).string() << ", "
+       << cached->mesh.mesh.n_elements() << " elements; key " << std::fixed << std::setprecision(3) << t_key
+       << " s, load " << seconds_since(t0) - t_key << " s)";
+  say(log, line.str());
+  cached->report["mesh_cache"] = {{"key", key.hex()}, {"hit", true}};
+  return std::move(*cached);
 }
 
 }  // namespace cardio::pipeline

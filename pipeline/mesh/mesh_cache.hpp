@@ -20,11 +20,10 @@
 /// File: the framed format of cardio/core/binary.hpp (little-endian host assumed), written
 /// atomically (temp + rename):
 ///   magic "CARDMESH" | u32 format version | u64 payload size | u64 FNV-1a 64 of the payload | payload
-/// payload: u64 key | manifest (u64 length + text) | every field of MeshStageResult in declaration
-/// order, raw doubles/integers (exact bits; matrices as u64 rows, u64 cols, u64 n + n doubles
-/// column-major; vectors and strings as u64 count + elements) | the report as CBOR (u64 n + bytes).
+/// payload: u64 key | manifest (u64 length + text) | the mesh as meshing::save_voxel_mesh writes it
+/// (exact bits, cardio/meshing/voxel_mesh.hpp) | the report as CBOR (u64 n + bytes).
 /// Any mismatch (magic, version, size, checksum, truncation, key, manifest, an inconsistent
-/// payload) is a cache miss with a reason, never a crash.
+/// mesh) is a cache miss with a reason, never a crash.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -44,7 +43,7 @@ namespace cardio::pipeline {
 /// cardio::Error if unreadable.
 std::uint64_t hash_file(const std::filesystem::path& path, std::uint64_t* size = nullptr);
 
-/// Bump when the payload layout or the meaning of a mesh field changes.
+/// Bump when the payload layout (including save_voxel_mesh's) or the meaning of a mesh field changes.
 constexpr std::uint32_t kMeshCacheFormat = 2;  // 2: sample frames
 
 /// "cardiac <version> exe <fnv of /proc/self/exe>" (computed once per process).
