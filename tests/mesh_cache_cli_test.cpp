@@ -1,6 +1,6 @@
 // Stage caching from the `cardiac` program (issue 6): a re-run into the same OUTDIR that changes
-// only solver settings loads the mesh and gives bit-identical results; a mesh key change or
-// CARDIO_NO_CACHE recomputes it.
+// only solver or output settings loads the mesh and gives bit-identical results; a mesh key change
+// or CARDIO_NO_CACHE recomputes it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -102,6 +102,24 @@ TEST(MeshCacheCli, ReusesTheMeshWhenOnlySolverSettingsChange) {
   const CliRun again = cardiac(mesh, dir);
   ASSERT_EQ(again.code, 0) << again.out;
   EXPECT_HAS(again.out, "mesh stage: cached");
+}
+
+TEST(MeshCacheCli, OutputOnlyKeysReuseTheMesh) {
+  test_support::TempDir tmp{"cardio_mesh_cache_cli_"};
+  const fs::path dir = tmp.path();
+  const std::string config = (fs::path(CARDIO_SOURCE_DIR) / "configs" / "lv_phantom.yaml").string();
+  const std::string mesh =
+      "mesh '" + config + "' --set 'geometry.phantom.voxel_size=2 mm' -o '" + (dir / "out").string() + "' ";
+  const CliRun first = cardiac(mesh, dir);
+  ASSERT_EQ(first.code, 0) << first.out;
+  EXPECT_HAS(first.out, "mesh stage: computed");
+  const CliRun figures = cardiac(mesh + "--set output.figures=false", dir);
+  ASSERT_EQ(figures.code, 0) << figures.out;
+  EXPECT_HAS(figures.out, "mesh stage: cached");
+  const CliRun all =
+      cardiac(mesh + "--set name=other --set output.surfaces=false --set 'output.max_size_warning=1 TB'", dir);
+  ASSERT_EQ(all.code, 0) << all.out;
+  EXPECT_HAS(all.out, "mesh stage: cached");
 }
 
 }  // namespace

@@ -119,7 +119,8 @@ TEST_F(MeshCache, MeshKeysChangeTheKey) {
   for (const std::string o : {"geometry.phantom.voxel_size=2.5 mm", "geometry.phantom.fibres=streeter",
                               "geometry.phantom.rotation_angle=10 deg", "fibres.rule.helix_endo=50 deg",
                               "fibres.rule.sheet_epi=20 deg", "fibres.source=phantom", "tissue.density=1.1 mg/mm^3",
-                              "geometry.islands=keep", "geometry.base.tolerance=0.5 mm"})
+                              "geometry.islands=keep", "geometry.base.tolerance=0.5 mm",
+                              "geometry.boundary_fit=staircase", "geometry.label_vote=nearest"})
     EXPECT_NE(lv_key({o}).value, base) << o;
 }
 
@@ -127,11 +128,28 @@ TEST_F(MeshCache, SolverOnlyKeysKeepTheKey) {
   const std::uint64_t base = lv_key().value;
   for (const std::string o : {"simulation.beats=1", "simulation.period=700 ms", "simulation.dt_safety=0.5",
                               "material.C=3 kPa", "material.bulk_modulus=500 kPa", "activation.velocity_fibre=0.5 m/s",
-                              "activation.twitch.peak_tension=50 kPa", "name=another_name", "output.surfaces=false",
-                              "output.max_size_warning=1 TB"})
+                              "activation.twitch.peak_tension=50 kPa"})
     EXPECT_EQ(lv_key({o}).value, base) << o;
   // A value written differently but meaning the same (units are normalized) keeps it too.
   EXPECT_EQ(lv_key({"geometry.phantom.voxel_size=0.2 cm"}).value, base);
+}
+
+TEST_F(MeshCache, OutputOnlyKeysKeepTheKey) {
+  const MeshCacheKey base = lv_key();
+  // Every key of a heart config that only names or writes outputs (docs/config.md): one at a time, then all.
+  const std::vector<std::string> output_only = {"name=another_name", "output.surfaces=false", "output.figures=false",
+                                                "output.max_size_warning=1 TB"};
+  for (const std::string& o : output_only) EXPECT_EQ(lv_key({o}).value, base.value) << o;
+  EXPECT_EQ(lv_key(output_only).value, base.value);
+  // The manifest's config holds the mesh sections alone, so no output key, present or future, is hashed.
+  const std::string header = "config (resolved mesh keys):\n";
+  const auto at = base.manifest.find(header);
+  ASSERT_NE(at, std::string::npos) << base.manifest;
+  std::istringstream config(base.manifest.substr(at + header.size()));
+  std::vector<std::string> sections;
+  for (std::string line; std::getline(config, line);)
+    if (!line.empty() && line[0] != ' ') sections.push_back(line);
+  EXPECT_EQ(sections, (std::vector<std::string>{"geometry:", "fibres:", "tissue:"})) << base.manifest;
 }
 
 TEST_F(MeshCache, InputFileBytesChangeTheKey) {

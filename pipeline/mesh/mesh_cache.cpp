@@ -133,14 +133,11 @@ const std::string& program_identity() {
 }
 
 MeshCacheKey mesh_cache_key(const MeshConfig& cfg, const config::Document& doc, const std::string& program) {
-  // Re-read the resolved config with parse_mesh_config alone: its resolved YAML then holds exactly
-  // the keys the mesh stage reads. name, output.surfaces and output.max_size_warning do not change
-  // the mesh: fixed.
+  // Re-read the resolved config with parse_mesh_sections alone: its resolved YAML then holds exactly
+  // the keys that determine the mesh (geometry, fibres, tissue), and no output-only key (name,
+  // output.*) can change the key.
   auto mesh_doc = config::Document::load_string(doc.resolved_yaml(), doc.file_name());
-  mesh_doc->set_override("name=mesh");
-  mesh_doc->set_override("output.surfaces=true");
-  mesh_doc->set_override("output.max_size_warning=4 GB");
-  (void)parse_mesh_config(*mesh_doc, false);
+  (void)parse_mesh_sections(*mesh_doc);
   std::ostringstream m;
   m << "cardiac mesh stage cache, format " << kMeshCacheFormat << "\n";
   m << "program " << program << "\n";

@@ -2,8 +2,8 @@
 /// @file mesh_cache.hpp
 /// Stage caching (issue 6): the mesh stage (import -> fibres -> voxelize) is keyed by a content
 /// hash of everything it depends on, and its result is kept in OUTDIR/cache/mesh-<key>.bin. A run
-/// whose key matches loads the mesh instead of recomputing it, so changing only solver settings
-/// (material, activation, circulation, simulation, ...) reuses the mesh.
+/// whose key matches loads the mesh instead of recomputing it, so changing only solver or output
+/// settings (material, activation, circulation, simulation, name, output, ...) reuses the mesh.
 ///
 /// The key is FNV-1a 64 (cardio/core/binary.hpp: Fowler-Noll-Vo, offset basis 0xcbf29ce484222325,
 /// prime 0x100000001b3) of a manifest, a short text stored in the cache file and compared in full
@@ -11,9 +11,9 @@
 ///   - the cache format version (kMeshCacheFormat),
 ///   - the program identity: version, plus the FNV-1a 64 of the running executable's bytes
 ///     (/proc/self/exe), so a rebuilt program with changed meshing code never reuses old meshes,
-///   - the resolved YAML of exactly the keys parse_mesh_config reads (geometry.*, fibres.*,
-///     tissue.density; defaults filled in, --set overrides applied, units normalized), with the two
-///     keys it reads that do not change the mesh (name, output.surfaces) fixed,
+///   - the resolved YAML of exactly the keys parse_mesh_sections reads (geometry.*, fibres.*,
+///     tissue.density; defaults filled in, --set overrides applied, units normalized): never an
+///     output-only key (name, output.*), so changing one reuses the mesh,
 ///   - per input file the mesh stage reads (label image or DICOM folder, surface file, fibre/sheet
 ///     or angle images: input_files()), its path, size and the FNV-1a 64 of its bytes.
 ///
