@@ -17,7 +17,7 @@
 #include "heart/output_estimate.hpp"
 #include "heart/quasi_static.hpp"
 #include "mesh/input_check.hpp"
-#include "mesh/stage_cache.hpp"
+#include "mesh/mesh_cache.hpp"
 
 namespace cardio::app {
 namespace {

@@ -218,14 +218,21 @@ FibreParams parse_fibres(const Node& n, const std::string& geometry_source, cons
 
 bool is_heart_config(config::Document& doc) { return doc.root().has("geometry"); }
 
-MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown) {
+MeshConfig parse_mesh_sections(config::Document& doc) {
   Node root = doc.root();
   const std::filesystem::path base = std::filesystem::path(doc.file_name()).parent_path();
   MeshConfig c;
-  c.name = root.text("name", "heart");
   c.geometry = parse_geometry(root.child("geometry"), base);
   c.fibres = parse_fibres(root.child_or_empty("fibres"), c.geometry.source, base);
   c.density = root.child_or_empty("tissue").quantity("density", Dimension::density, 1.06, Range::positive());
+  return c;
+}
+
+MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown) {
+  Node root = doc.root();
+  const std::string name = root.text("name", "heart");  // read first: it heads the resolved config
+  MeshConfig c = parse_mesh_sections(doc);
+  c.name = name;
   const Node out = root.child_or_empty("output");
   c.write_surfaces = out.boolean("surfaces", true);
   c.draw_figures = out.boolean("figures", true);

@@ -93,9 +93,13 @@ struct MeshConfig {
 /// True if the document describes an image-based heart (has a `geometry` section).
 bool is_heart_config(config::Document& doc);
 
-/// Parse the geometry/fibres/tissue sections. With `check_unknown`, unknown keys are errors
-/// (false when a caller parses further sections of the same document).
+/// Parse the geometry/fibres/tissue sections, `name` and the output keys. With `check_unknown`,
+/// unknown keys are errors (false when a caller parses further sections of the same document).
 MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown = true);
+
+/// Parse only what determines the mesh: the sections geometry, fibres and tissue (name and the
+/// output keys keep their defaults). The mesh cache keys on exactly the values this reads.
+MeshConfig parse_mesh_sections(config::Document& doc);
 
 /// Every input file the config names (for `cardiac validate`: they must exist and be readable).
 std::vector<std::filesystem::path> input_files(const MeshConfig& c);

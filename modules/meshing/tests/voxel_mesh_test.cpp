@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Geometry>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <set>
 
+#include "cardio/core/binary.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/meshing/boundary.hpp"
 #include "cardio/meshing/boundary_fit.hpp"
@@ -181,6 +183,107 @@ TEST(VoxelMesh, NoMyocardiumIsAClearError) {
   }
 }
 
+// Snapshots (save_voxel_mesh / load_voxel_mesh, the mesh cache's payload): exact, and checked on load.
+template <class A>
+void expect_same_bits(const A& a, const A& b, const char* what) {
+  ASSERT_EQ(a.rows(), b.rows()) << what;
+  ASSERT_EQ(a.cols(), b.cols()) << what;
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), std::size_t(a.size()) * sizeof(double)), 0) << what << ": bits differ";
+}
+
+/// Every field of two meshes, bit for bit.
+void expect_identical(const VoxelMesh& x, const VoxelMesh& y) {
+  expect_same_bits(x.mesh.rest, y.mesh.rest, "rest");
+  EXPECT_EQ(x.mesh.hexes, y.mesh.hexes);
+  expect_same_bits(x.mesh.fibre, y.mesh.fibre, "fibre");
+  expect_same_bits(x.mesh.sheet, y.mesh.sheet, "sheet");
+  expect_same_bits(x.mesh.sample_fibre, y.mesh.sample_fibre, "sample_fibre");
+  expect_same_bits(x.mesh.sample_sheet, y.mesh.sample_sheet, "sample_sheet");
+  EXPECT_EQ(x.mesh.material, y.mesh.material);
+  EXPECT_EQ(x.label, y.label);
+  EXPECT_EQ(x.labels_used, y.labels_used);
+  EXPECT_EQ(x.voxel, y.voxel);
+  EXPECT_EQ(x.grid.size, y.grid.size);
+  expect_same_bits(x.grid.spacing, y.grid.spacing, "grid.spacing");
+  expect_same_bits(x.grid.origin, y.grid.origin, "grid.origin");
+  expect_same_bits(x.grid.direction, y.grid.direction, "grid.direction");
+  expect_same_bits(x.volume, y.volume, "volume");
+  expect_same_bits(x.mass, y.mass, "mass");
+  EXPECT_EQ(x.surface_quads, y.surface_quads);
+  EXPECT_EQ(x.surface_tag, y.surface_tag);
+  EXPECT_EQ(x.tag_names, y.tag_names);
+  ASSERT_EQ(x.cavities.size(), y.cavities.size());
+  for (std::size_t c = 0; c < x.cavities.size(); ++c) {
+    EXPECT_EQ(x.cavities[c].name, y.cavities[c].name);
+    EXPECT_EQ(x.cavities[c].nodes, y.cavities[c].nodes);
+    EXPECT_EQ(x.cavities[c].rim, y.cavities[c].rim);
+    EXPECT_EQ(x.cavities[c].triangles, y.cavities[c].triangles);
+    EXPECT_EQ(x.cavities[c].n_endocardial_triangles, y.cavities[c].n_endocardial_triangles);
+    EXPECT_EQ(x.cavities[c].n_nonmanifold_edges, y.cavities[c].n_nonmanifold_edges);
+  }
+  expect_same_bits(x.axis.base_point, y.axis.base_point, "axis.base_point");
+  expect_same_bits(x.axis.base_normal, y.axis.base_normal, "axis.base_normal");
+  expect_same_bits(x.axis.apex, y.axis.apex, "axis.apex");
+  EXPECT_EQ(x.axis.apex_voxel, y.axis.apex_voxel);
+}
+
+/// The open box on an oblique left-handed grid (cavity with a lid, base, apex), with sample frames
+/// of arbitrary bits, so that every field of the mesh is set.
+VoxelMesh snapshot_mesh() {
+  const Grid g = oblique_grid({8, 7, 6}, {1.0, 1.2, 0.8}, true);
+  const RoleVolume roles = open_box(g);
+  VoxelMesh m = build_voxel_mesh(roles, classify_boundary(roles, BaseSpec{}), uniform_frames(roles), 1.06);
+  m.mesh.sample_fibre = Eigen::Matrix3Xd::Random(3, 8 * m.mesh.n_elements());
+  m.mesh.sample_sheet = Eigen::Matrix3Xd::Random(3, 8 * m.mesh.n_elements());
+  return m;
+}
+
+std::string snapshot_of(const VoxelMesh& m) {
+  BinaryWriter w;
+  save_voxel_mesh(w, m);
+  return w.bytes();
+}
+
+TEST(VoxelMeshSnapshot, RoundTripIsExact) {
+  const VoxelMesh m = snapshot_mesh();
+  ASSERT_EQ(m.cavities.size(), 1u);
+  ASSERT_TRUE(m.cavities[0].has_lid());
+  ASSERT_GE(m.axis.apex_voxel, 0);
+  const std::string bytes = snapshot_of(m);
+  BinaryReader r(bytes, "snapshot");
+  const VoxelMesh back = load_voxel_mesh(r);
+  EXPECT_TRUE(r.at_end());
+  expect_identical(m, back);
+  EXPECT_EQ(snapshot_of(back), bytes);
+}
+
+TEST(VoxelMeshSnapshot, DamagedSnapshotsAreErrors) {
+  const VoxelMesh good = snapshot_mesh();
+  const std::string bytes = snapshot_of(good);
+  for (std::size_t n : {std::size_t(0), std::size_t(9), bytes.size() / 3, bytes.size() - 1}) {
+    BinaryReader r(bytes.substr(0, n), "snapshot");
+    EXPECT_THROW((void)load_voxel_mesh(r), Error) << "cut to " << n << " bytes";
+  }
+  // Bytes that read as a mesh but do not make one (a writer bug would give these).
+  auto expect_inconsistent = [&](VoxelMesh m, const std::string& problem) {
+    BinaryReader r(snapshot_of(m), "snapshot");
+    try {
+      (void)load_voxel_mesh(r);
+      ADD_FAILURE() << "expected: " << problem;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+    }
+  };
+  VoxelMesh m = good;
+  m.label.pop_back();
+  expect_inconsistent(m, "per-element arrays of different lengths");
+  m = good;
+  m.mesh.hexes[3][5] = std::int32_t(m.mesh.n_nodes());
+  expect_inconsistent(m, "element node index out of range");
+  m = good;
+  m.cavities[0].triangles.back()[1] = -1;
+  expect_inconsistent(m, "cavity triangle index out of range");
+}
 
 // Boundary fitting (boundary_fit.hpp): a voxelized ball fitted to its sphere. The fitted nodes lie
 // on the sphere, the mesh volume approaches the ball's 4/3 pi R^3 far better than the staircase,

@@ -13,6 +13,11 @@
 #include "cardio/mechanics/mesh.hpp"
 #include "cardio/meshing/boundary.hpp"
 
+namespace cardio {
+class BinaryWriter;
+class BinaryReader;
+}  // namespace cardio
+
 namespace cardio::meshing {
 
 /// Closed, consistently oriented (normals out of the blood pool) triangulated cavity surface.
@@ -73,6 +78,16 @@ struct VoxelMesh {
 /// voxel order); density [mg/mm^3] gives the lumped masses.
 VoxelMesh build_voxel_mesh(const imaging::RoleVolume& roles, const BoundaryClassification& boundary,
                            const imaging::VoxelFrames& frames, double density);
+
+/// Append every field of `m` to `w` with exact bits (cardio/core/binary.hpp: the host's byte
+/// order; matrices as rows, cols and column-major values; vectors and strings as count +
+/// elements), in declaration order. A snapshot for caches, not an exchange format.
+void save_voxel_mesh(BinaryWriter& w, const VoxelMesh& m);
+
+/// Read what save_voxel_mesh wrote. Throws cardio::Error if the bytes run short, a matrix has the
+/// wrong shape, or the mesh is inconsistent (arrays of different lengths, an index out of range):
+/// a damaged snapshot is never half-loaded (src/voxel_mesh_io.cpp).
+VoxelMesh load_voxel_mesh(BinaryReader& r);
 
 /// Rough bytes needed per element to mesh and simulate (mesh + solver state), for a memory check
 /// before anything large is allocated.

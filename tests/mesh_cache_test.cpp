@@ -1,10 +1,9 @@
 // Stage caching (issue 6): the mesh stage's content key (what changes it and what does not), the
 // exact round trip of a real mesh through the cache file, damaged cache files as misses, and the
-// `cardiac` CLI reusing the mesh when only solver settings change, with bit-identical results.
+// cached stage computing, loading and replacing its file (the `cardiac` CLI: mesh_cache_cli_test.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,13 +17,9 @@
 #include "cardio/phantoms/phantoms.hpp"
 #include "config/heart_config.hpp"
 #include "config/mesh_config.hpp"
+#include "mesh/mesh_cache.hpp"
 #include "mesh/mesh_stage.hpp"
-#include "mesh/stage_cache.hpp"
 #include "test_support.hpp"
-
-#ifndef CARDIAC_EXE
-#error "CARDIAC_EXE (path of the cardiac executable) must be defined"
-#endif
 
 namespace fs = std::filesystem;
 using namespace cardio;
@@ -33,63 +28,24 @@ using pipeline::MeshStageResult;
 
 namespace {
 
-using test_support::shell_quote;
 using test_support::slurp;
 
 void spit(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
 
-template <class A, class B>
-void expect_same_matrix(const A& a, const B& b, const char* what) {
-  ASSERT_EQ(a.rows(), b.rows()) << what;
-  ASSERT_EQ(a.cols(), b.cols()) << what;
-  EXPECT_TRUE(a == b) << what;
-  EXPECT_EQ(std::memcmp(a.data(), b.data(), std::size_t(a.size()) * sizeof(double)), 0) << what << ": bits differ";
-}
-
-/// Every field of two mesh stage results, exactly (reports: but for mesh_cache and mesh_time_s).
-void expect_same(const MeshStageResult& a, const MeshStageResult& b) {
-  const meshing::VoxelMesh &x = a.mesh, &y = b.mesh;
-  expect_same_matrix(x.mesh.rest, y.mesh.rest, "rest");
-  EXPECT_EQ(x.mesh.hexes, y.mesh.hexes);
-  expect_same_matrix(x.mesh.fibre, y.mesh.fibre, "fibre");
-  expect_same_matrix(x.mesh.sheet, y.mesh.sheet, "sheet");
-  EXPECT_EQ(x.mesh.material, y.mesh.material);
-  EXPECT_EQ(x.label, y.label);
-  EXPECT_EQ(x.labels_used, y.labels_used);
-  EXPECT_EQ(x.voxel, y.voxel);
-  EXPECT_EQ(x.grid.size, y.grid.size);
-  expect_same_matrix(x.grid.spacing, y.grid.spacing, "grid.spacing");
-  expect_same_matrix(x.grid.origin, y.grid.origin, "grid.origin");
-  expect_same_matrix(x.grid.direction, y.grid.direction, "grid.direction");
-  expect_same_matrix(x.volume, y.volume, "volume");
-  expect_same_matrix(x.mass, y.mass, "mass");
-  EXPECT_EQ(x.surface_quads, y.surface_quads);
-  EXPECT_EQ(x.surface_tag, y.surface_tag);
-  EXPECT_EQ(x.tag_names, y.tag_names);
-  ASSERT_EQ(x.cavities.size(), y.cavities.size());
-  for (std::size_t c = 0; c < x.cavities.size(); ++c) {
-    EXPECT_EQ(x.cavities[c].name, y.cavities[c].name);
-    EXPECT_EQ(x.cavities[c].nodes, y.cavities[c].nodes);
-    EXPECT_EQ(x.cavities[c].rim, y.cavities[c].rim);
-    EXPECT_EQ(x.cavities[c].triangles, y.cavities[c].triangles);
-    EXPECT_EQ(x.cavities[c].n_endocardial_triangles, y.cavities[c].n_endocardial_triangles);
-    EXPECT_EQ(x.cavities[c].n_nonmanifold_edges, y.cavities[c].n_nonmanifold_edges);
-  }
-  expect_same_matrix(x.axis.base_point, y.axis.base_point, "axis.base_point");
-  expect_same_matrix(x.axis.base_normal, y.axis.base_normal, "axis.base_normal");
-  expect_same_matrix(x.axis.apex, y.axis.apex, "axis.apex");
-  EXPECT_EQ(x.axis.apex_voxel, y.axis.apex_voxel);
-  // The reports, but for the cache note and the meshing time (of two computations).
-  nlohmann::json ra = a.report, rb = b.report;
-  for (auto* r : {&ra, &rb}) {
+/// Two mesh stage results are the same: their cache payloads (every mesh field with exact bits, as
+/// modules/meshing's snapshot test shows, and the report) match, but for the cache note and the
+/// meshing time (of two computations) in the reports.
+void expect_same(MeshStageResult a, MeshStageResult b) {
+  for (auto* r : {&a.report, &b.report}) {
     r->erase("mesh_cache");
     r->erase("mesh_time_s");
   }
-  EXPECT_EQ(ra, rb);
-  EXPECT_EQ(ra.dump(), rb.dump());
+  EXPECT_EQ(a.report.dump(), b.report.dump());
+  const MeshCacheKey none;
+  EXPECT_TRUE(pipeline::mesh_cache_payload(a, none) == pipeline::mesh_cache_payload(b, none)) << "the meshes differ";
 }
 
-class StageCache : public ::testing::Test {
+class MeshCache : public ::testing::Test {
  protected:
   /// The default heart config (configs/lv_phantom.yaml) at 2 mm with extra overrides, parsed.
   struct Parsed {
@@ -119,12 +75,12 @@ class StageCache : public ::testing::Test {
     return p;
   }
 
-  test_support::TempDir tmp{"cardio_stage_cache_"};
+  test_support::TempDir tmp{"cardio_mesh_cache_"};
   fs::path dir = tmp.path();
 };
 
 // ------------------------------------------------------------------------------------------- key
-TEST_F(StageCache, FileHashIsFnv1aOfTheBytes) {
+TEST_F(MeshCache, FileHashIsFnv1aOfTheBytes) {
   spit(dir / "a.bin", "foobar");
   std::uint64_t size = 0;
   EXPECT_EQ(pipeline::hash_file(dir / "a.bin", &size), 0x85944171f73967e8ULL);  // FNV reference vector
@@ -140,7 +96,7 @@ TEST_F(StageCache, FileHashIsFnv1aOfTheBytes) {
   EXPECT_THROW(pipeline::hash_file(dir / "missing.nii"), Error);
 }
 
-TEST_F(StageCache, KeyIsDeterministicAndNamesWhatItHashes) {
+TEST_F(MeshCache, KeyIsDeterministicAndNamesWhatItHashes) {
   const MeshCacheKey a = lv_key(), b = lv_key();
   EXPECT_EQ(a.value, b.value);
   EXPECT_EQ(a.manifest, b.manifest);
@@ -158,27 +114,45 @@ TEST_F(StageCache, KeyIsDeterministicAndNamesWhatItHashes) {
   EXPECT_NE(pipeline::mesh_cache_key(p.cfg.mesh, *p.doc, "cardiac 9.9.9").value, a.value);
 }
 
-TEST_F(StageCache, MeshKeysChangeTheKey) {
+TEST_F(MeshCache, MeshKeysChangeTheKey) {
   const std::uint64_t base = lv_key().value;
   for (const std::string o : {"geometry.phantom.voxel_size=2.5 mm", "geometry.phantom.fibres=streeter",
                               "geometry.phantom.rotation_angle=10 deg", "fibres.rule.helix_endo=50 deg",
                               "fibres.rule.sheet_epi=20 deg", "fibres.source=phantom", "tissue.density=1.1 mg/mm^3",
-                              "geometry.islands=keep", "geometry.base.tolerance=0.5 mm"})
+                              "geometry.islands=keep", "geometry.base.tolerance=0.5 mm",
+                              "geometry.boundary_fit=staircase", "geometry.label_vote=nearest"})
     EXPECT_NE(lv_key({o}).value, base) << o;
 }
 
-TEST_F(StageCache, SolverOnlyKeysKeepTheKey) {
+TEST_F(MeshCache, SolverOnlyKeysKeepTheKey) {
   const std::uint64_t base = lv_key().value;
   for (const std::string o : {"simulation.beats=1", "simulation.period=700 ms", "simulation.dt_safety=0.5",
                               "material.C=3 kPa", "material.bulk_modulus=500 kPa", "activation.velocity_fibre=0.5 m/s",
-                              "activation.twitch.peak_tension=50 kPa", "name=another_name", "output.surfaces=false",
-                              "output.max_size_warning=1 TB"})
+                              "activation.twitch.peak_tension=50 kPa"})
     EXPECT_EQ(lv_key({o}).value, base) << o;
   // A value written differently but meaning the same (units are normalized) keeps it too.
   EXPECT_EQ(lv_key({"geometry.phantom.voxel_size=0.2 cm"}).value, base);
 }
 
-TEST_F(StageCache, InputFileBytesChangeTheKey) {
+TEST_F(MeshCache, OutputOnlyKeysKeepTheKey) {
+  const MeshCacheKey base = lv_key();
+  // Every key of a heart config that only names or writes outputs (docs/config.md): one at a time, then all.
+  const std::vector<std::string> output_only = {"name=another_name", "output.surfaces=false", "output.figures=false",
+                                                "output.max_size_warning=1 TB"};
+  for (const std::string& o : output_only) EXPECT_EQ(lv_key({o}).value, base.value) << o;
+  EXPECT_EQ(lv_key(output_only).value, base.value);
+  // The manifest's config holds the mesh sections alone, so no output key, present or future, is hashed.
+  const std::string header = "config (resolved mesh keys):\n";
+  const auto at = base.manifest.find(header);
+  ASSERT_NE(at, std::string::npos) << base.manifest;
+  std::istringstream config(base.manifest.substr(at + header.size()));
+  std::vector<std::string> sections;
+  for (std::string line; std::getline(config, line);)
+    if (!line.empty() && line[0] != ' ') sections.push_back(line);
+  EXPECT_EQ(sections, (std::vector<std::string>{"geometry:", "fibres:", "tissue:"})) << base.manifest;
+}
+
+TEST_F(MeshCache, InputFileBytesChangeTheKey) {
   phantoms::PhantomSpec spec;
   spec.voxel_size = 2.0;
   const phantoms::Phantom ph = phantoms::make_phantom(spec);
@@ -216,7 +190,7 @@ TEST_F(StageCache, InputFileBytesChangeTheKey) {
 }
 
 // ----------------------------------------------------------------------------------- round trip
-TEST_F(StageCache, RoundTripOfRealMeshesIsExact) {
+TEST_F(MeshCache, RoundTripOfRealMeshesIsExact) {
   for (const char* kind : {"lv_ellipsoid", "biventricular"}) {
     SCOPED_TRACE(kind);
     const Parsed p = lv_config({std::string("geometry.phantom.kind=") + kind});
@@ -240,7 +214,7 @@ TEST_F(StageCache, RoundTripOfRealMeshesIsExact) {
   }
 }
 
-TEST_F(StageCache, DamagedFilesAreMissesNeverCrashes) {
+TEST_F(MeshCache, DamagedFilesAreMissesNeverCrashes) {
   const Parsed p = lv_config();
   const MeshStageResult r = pipeline::run_mesh_stages(p.cfg.mesh);
   const MeshCacheKey key = pipeline::mesh_cache_key(p.cfg.mesh, *p.doc);
@@ -316,7 +290,7 @@ TEST_F(StageCache, DamagedFilesAreMissesNeverCrashes) {
     EXPECT_FALSE(pipeline::parse_mesh_cache_payload(payload.substr(0, rng() % payload.size()), key));
 }
 
-TEST_F(StageCache, CachedStageComputesThenLoadsAndKeepsOnlyTheNewest) {
+TEST_F(MeshCache, CachedStageComputesThenLoadsAndKeepsOnlyTheNewest) {
   const Parsed p = lv_config();
   std::ostringstream log1, log2, log3;
   const MeshStageResult a = pipeline::cached_mesh_stages(p.cfg.mesh, *p.doc, dir, &log1);
@@ -358,88 +332,6 @@ TEST_F(StageCache, CachedStageComputesThenLoadsAndKeepsOnlyTheNewest) {
   (void)pipeline::cached_mesh_stages(p.cfg.mesh, *p.doc, dir, &log5, false);
   EXPECT_HAS(log5.str(), "cache disabled");
   EXPECT_FALSE(fs::exists(file));
-}
-
-// ------------------------------------------------------------------------------------------ CLI
-struct CliRun {
-  int code = -1;
-  std::string out;
-};
-
-CliRun cardiac(const std::string& args, const fs::path& dir, const std::string& env = "") {
-  const auto r = test_support::run_command(env + shell_quote(CARDIAC_EXE) + " " + args + " 2>&1", dir);
-  return {r.code, r.out};
-}
-
-/// The summary without what legitimately differs between two runs (timings, dates).
-nlohmann::json without_timing(nlohmann::json j) {
-  if (j.is_object()) {
-    nlohmann::json o = nlohmann::json::object();
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string& k = it.key();
-      if (k == "finished_utc" || k.find("time_s") != std::string::npos || k.find("wall") != std::string::npos ||
-          k.find("seconds") != std::string::npos)
-        continue;
-      o[k] = without_timing(it.value());
-    }
-    return o;
-  }
-  if (j.is_array())
-    for (auto& v : j) v = without_timing(v);
-  return j;
-}
-
-TEST_F(StageCache, CliReusesTheMeshWhenOnlySolverSettingsChange) {
-  const std::string config = (fs::path(CARDIO_SOURCE_DIR) / "configs" / "lv_phantom.yaml").string();
-  // 2 mm LV; larger mass scaling and output interval only to make the test quick (same in all runs).
-  const std::string common = "run '" + config +
-                             "' --set 'geometry.phantom.voxel_size=2 mm' --set simulation.mass_scaling=80 "
-                             "--set 'simulation.output_interval=50 ms' ";
-  const fs::path cached_dir = dir / "cached", fresh_dir = dir / "fresh";
-  // A first run (2 beats) leaves the mesh in cached/cache/.
-  const CliRun first = cardiac(common + "--set simulation.beats=2 -o '" + cached_dir.string() + "'", dir);
-  ASSERT_EQ(first.code, 0) << first.out;
-  EXPECT_HAS(first.out, "mesh stage: computed");
-  ASSERT_TRUE(fs::is_directory(cached_dir / "cache"));
-  // The same case with only simulation.beats changed: the mesh is loaded.
-  const CliRun second = cardiac(common + "--set simulation.beats=1 -o '" + cached_dir.string() + "'", dir);
-  ASSERT_EQ(second.code, 0) << second.out;
-  EXPECT_HAS(second.out, "mesh stage: cached (key ");
-  EXPECT_EQ(second.out.find("mesh stage: computed"), std::string::npos) << second.out;
-  EXPECT_HAS(slurp(cached_dir / "run.log"), "mesh stage: cached");
-  // A fresh run of that config into a new directory computes the mesh.
-  const CliRun fresh = cardiac(common + "--set simulation.beats=1 -o '" + fresh_dir.string() + "'", dir);
-  ASSERT_EQ(fresh.code, 0) << fresh.out;
-  EXPECT_HAS(fresh.out, "mesh stage: computed");
-  // Bit-identical results: every summary number but timings, and the mesh report.
-  const auto a = nlohmann::json::parse(slurp(cached_dir / "summary.json"));
-  const auto b = nlohmann::json::parse(slurp(fresh_dir / "summary.json"));
-  EXPECT_EQ(without_timing(a).dump(), without_timing(b).dump());
-  auto ra = nlohmann::json::parse(slurp(cached_dir / "mesh_report.json"));
-  auto rb = nlohmann::json::parse(slurp(fresh_dir / "mesh_report.json"));
-  EXPECT_EQ(ra["mesh_cache"]["hit"], true);
-  EXPECT_EQ(rb["mesh_cache"]["hit"], false);
-  EXPECT_EQ(ra["mesh_cache"]["key"], rb["mesh_cache"]["key"]);
-  ra.erase("mesh_cache");
-  rb.erase("mesh_cache");
-  EXPECT_EQ(without_timing(ra).dump(), without_timing(rb).dump());
-  EXPECT_EQ(slurp(cached_dir / "mesh.vtu"), slurp(fresh_dir / "mesh.vtu"));
-  EXPECT_EQ(slurp(cached_dir / "final.vtu"), slurp(fresh_dir / "final.vtu"));
-  // `cardiac mesh` with a changed mesh key recomputes (and says what changed); CARDIO_NO_CACHE=1
-  // neither reads nor writes the cache.
-  const std::string mesh = "mesh '" + config + "' --set 'geometry.phantom.voxel_size=2 mm' --set 'fibres.rule.helix_epi=-50 deg' -o '" +
-                           cached_dir.string() + "'";
-  const CliRun remesh = cardiac(mesh, dir);
-  ASSERT_EQ(remesh.code, 0) << remesh.out;
-  EXPECT_HAS(remesh.out, "cache miss");
-  EXPECT_HAS(remesh.out, "changed: helix_epi: -0.87266");  // -50 deg in rad
-  EXPECT_HAS(remesh.out, "mesh stage: computed");
-  const CliRun disabled = cardiac(mesh, dir, "CARDIO_NO_CACHE=1 ");
-  ASSERT_EQ(disabled.code, 0) << disabled.out;
-  EXPECT_HAS(disabled.out, "mesh stage: computed (cache disabled)");
-  const CliRun again = cardiac(mesh, dir);
-  ASSERT_EQ(again.code, 0) << again.out;
-  EXPECT_HAS(again.out, "mesh stage: cached");
 }
 
 }  // namespace

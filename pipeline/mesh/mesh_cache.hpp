@@ -1,9 +1,9 @@
 #pragma once
-/// @file stage_cache.hpp
+/// @file mesh_cache.hpp
 /// Stage caching (issue 6): the mesh stage (import -> fibres -> voxelize) is keyed by a content
 /// hash of everything it depends on, and its result is kept in OUTDIR/cache/mesh-<key>.bin. A run
-/// whose key matches loads the mesh instead of recomputing it, so changing only solver settings
-/// (material, activation, circulation, simulation, ...) reuses the mesh.
+/// whose key matches loads the mesh instead of recomputing it, so changing only solver or output
+/// settings (material, activation, circulation, simulation, name, output, ...) reuses the mesh.
 ///
 /// The key is FNV-1a 64 (cardio/core/binary.hpp: Fowler-Noll-Vo, offset basis 0xcbf29ce484222325,
 /// prime 0x100000001b3) of a manifest, a short text stored in the cache file and compared in full
@@ -11,20 +11,19 @@
 ///   - the cache format version (kMeshCacheFormat),
 ///   - the program identity: version, plus the FNV-1a 64 of the running executable's bytes
 ///     (/proc/self/exe), so a rebuilt program with changed meshing code never reuses old meshes,
-///   - the resolved YAML of exactly the keys parse_mesh_config reads (geometry.*, fibres.*,
-///     tissue.density; defaults filled in, --set overrides applied, units normalized), with the two
-///     keys it reads that do not change the mesh (name, output.surfaces) fixed,
+///   - the resolved YAML of exactly the keys parse_mesh_sections reads (geometry.*, fibres.*,
+///     tissue.density; defaults filled in, --set overrides applied, units normalized): never an
+///     output-only key (name, output.*), so changing one reuses the mesh,
 ///   - per input file the mesh stage reads (label image or DICOM folder, surface file, fibre/sheet
 ///     or angle images: input_files()), its path, size and the FNV-1a 64 of its bytes.
 ///
 /// File: the framed format of cardio/core/binary.hpp (little-endian host assumed), written
 /// atomically (temp + rename):
 ///   magic "CARDMESH" | u32 format version | u64 payload size | u64 FNV-1a 64 of the payload | payload
-/// payload: u64 key | manifest (u64 length + text) | every field of MeshStageResult in declaration
-/// order, raw doubles/integers (exact bits; matrices as u64 rows, u64 cols, u64 n + n doubles
-/// column-major; vectors and strings as u64 count + elements) | the report as CBOR (u64 n + bytes).
+/// payload: u64 key | manifest (u64 length + text) | the mesh as meshing::save_voxel_mesh writes it
+/// (exact bits, cardio/meshing/voxel_mesh.hpp) | the report as CBOR (u64 n + bytes).
 /// Any mismatch (magic, version, size, checksum, truncation, key, manifest, an inconsistent
-/// payload) is a cache miss with a reason, never a crash.
+/// mesh) is a cache miss with a reason, never a crash.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -44,7 +43,7 @@ namespace cardio::pipeline {
 /// cardio::Error if unreadable.
 std::uint64_t hash_file(const std::filesystem::path& path, std::uint64_t* size = nullptr);
 
-/// Bump when the payload layout or the meaning of a mesh field changes.
+/// Bump when the payload layout (including save_voxel_mesh's) or the meaning of a mesh field changes.
 constexpr std::uint32_t kMeshCacheFormat = 2;  // 2: sample frames
 
 /// "cardiac <version> exe <fnv of /proc/self/exe>" (computed once per process).
