@@ -37,9 +37,9 @@ std::vector<std::string> stale_outputs() {
 
 /// What a heart config imports, for messages: "the phantom lv_ellipsoid", "the image labels.nii.gz", ...
 std::string source_text(const pipeline::GeometryParams& g) {
-  if (g.source == "phantom") return "the phantom " + g.phantom.kind;
-  if (g.source == "box") return "the box";
-  if (g.source == "image") return "the image " + g.labels_file.string();
+  if (g.source == pipeline::GeometrySource::phantom) return "the phantom " + std::string(pipeline::name_of(g.phantom.kind));
+  if (g.source == pipeline::GeometrySource::box) return "the box";
+  if (g.source == pipeline::GeometrySource::image) return "the image " + g.labels_file.string();
   return "the surface " + g.surface.file.string();
 }
 

@@ -6,6 +6,23 @@
 #include "cardio/core/error.hpp"
 
 namespace cardio::pipeline {
+
+std::string_view name_of(FibreSource source) {
+  switch (source) {
+    case FibreSource::phantom: return "phantom";
+    case FibreSource::vectors: return "vectors";
+    case FibreSource::angles: return "angles";
+    case FibreSource::uniform: return "uniform";
+    case FibreSource::rule: break;
+  }
+  return "rule";
+}
+
+std::string_view name_of(PhantomFibres fibres) {
+  return fibres == PhantomFibres::streeter ? "streeter" : "land_benchmark";
+}
+
+std::string_view name_of(PhantomKind kind) { return kind == PhantomKind::biventricular ? "biventricular" : "lv_ellipsoid"; }
 namespace {
 
 using config::Node;
@@ -52,10 +69,9 @@ LabelRoles parse_roles(const Node& n, const LabelRoles& fallback) {
 
 meshing::BaseSpec parse_base(const Node& n) {
   meshing::BaseSpec b;
-  const std::string mode = n.choice("mode", {"automatic", "plane", "none"}, "automatic");
-  b.mode = mode == "plane" ? meshing::BaseSpec::Mode::plane
-           : mode == "none" ? meshing::BaseSpec::Mode::none
-                            : meshing::BaseSpec::Mode::automatic;
+  using Mode = meshing::BaseSpec::Mode;
+  b.mode = n.choice_of<Mode>("mode", {{"automatic", Mode::automatic}, {"plane", Mode::plane}, {"none", Mode::none}},
+                             Mode::automatic);
   if (b.mode == meshing::BaseSpec::Mode::plane) {
     b.point = n.vec3("point", Dimension::length, std::nullopt);
     b.normal = n.vec3("normal", Dimension::dimensionless, std::nullopt);
@@ -69,9 +85,13 @@ meshing::BaseSpec parse_base(const Node& n) {
 
 PhantomParams parse_phantom(const Node& n) {
   PhantomParams p;
-  p.kind = n.choice("kind", {"lv_ellipsoid", "biventricular"}, "lv_ellipsoid");
+  p.kind = n.choice_of<PhantomKind>(
+      "kind", {{"lv_ellipsoid", PhantomKind::lv_ellipsoid}, {"biventricular", PhantomKind::biventricular}},
+      PhantomKind::lv_ellipsoid);
   p.voxel_size = n.quantity("voxel_size", Dimension::length, 1.0, Range::open(0.05, 50));
-  p.fibres = n.choice("fibres", {"land_benchmark", "streeter"}, "land_benchmark");
+  p.fibres = n.choice_of<PhantomFibres>(
+      "fibres", {{"land_benchmark", PhantomFibres::land_benchmark}, {"streeter", PhantomFibres::streeter}},
+      PhantomFibres::land_benchmark);
   p.rotation_axis = n.vec3("rotation_axis", Dimension::dimensionless, Eigen::Vector3d::UnitZ());
   if (!(p.rotation_axis.norm() > 0)) n.fail("rotation_axis", "expected a non-zero axis");
   p.rotation_axis.normalize();
@@ -112,23 +132,28 @@ BoxParams parse_box(const Node& n) {
 
 GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) {
   GeometryParams g;
-  g.source = n.choice("source", {"phantom", "image", "surface", "box"}, std::nullopt);
+  g.source = n.choice_of<GeometrySource>("source",
+                                         {{"phantom", GeometrySource::phantom},
+                                          {"image", GeometrySource::image},
+                                          {"surface", GeometrySource::surface},
+                                          {"box", GeometrySource::box}},
+                                         std::nullopt);
   LabelRoles default_roles;
-  if (g.source == "box") {
+  if (g.source == GeometrySource::box) {
     g.box = parse_box(n.child("box"));
     default_roles.myocardium = {1};  // the box is label 1, no cavity
     for (const char* k : {"labels", "surface", "phantom"}) n.reject_if_present(k, "used with the matching source only");
-  } else if (g.source == "phantom") {
+  } else if (g.source == GeometrySource::phantom) {
     g.phantom = parse_phantom(n.child_or_empty("phantom"));
     // Phantom labels (modules/phantoms): 1 LV myocardium, 2 LV cavity, 3 RV myocardium, 4 RV cavity.
     default_roles.myocardium = {1};
     default_roles.cavities = {{"lv", {2}}};
-    if (g.phantom.kind == "biventricular") {
+    if (g.phantom.kind == PhantomKind::biventricular) {
       default_roles.myocardium = {1, 3};
       default_roles.cavities = {{"lv", {2}}, {"rv", {4}}};
     }
     for (const char* k : {"labels", "surface", "box"}) n.reject_if_present(k, "used with the matching source only");
-  } else if (g.source == "image") {
+  } else if (g.source == GeometrySource::image) {
     g.labels_file = input_path(n, "labels", base);
     for (const char* k : {"phantom", "surface", "box"}) n.reject_if_present(k, "used with the matching source only");
   } else {
@@ -140,30 +165,41 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
     for (const char* k : {"phantom", "labels", "box"}) n.reject_if_present(k, "used with the matching source only");
   }
   const Node roles = n.child_or_empty("roles");
-  if (g.source == "image" && !roles.has("myocardium")) {
+  if (g.source == GeometrySource::image && !roles.has("myocardium")) {
     if (!n.has("roles"))
       n.fail("roles",
              "an image needs its label roles: roles: {myocardium: [..], cavities: [{name: lv, labels: [..]}]}");
     (void)roles.integers("myocardium", std::nullopt, 0, kMaxLabel);  // required: the message names a misspelt key
   }
   g.roles = parse_roles(roles, default_roles);
-  g.element_size = n.quantity("element_size", Dimension::length, 0.0, Range::non_negative());
-  g.label_vote = n.choice("label_vote", {"majority", "nearest"}, "majority");
+  g.element_size = n.quantity_or_auto("element_size", Dimension::length, Range::positive());
+  g.label_vote = n.choice_of<imaging::LabelVote>(
+      "label_vote", {{"majority", imaging::LabelVote::majority}, {"nearest", imaging::LabelVote::nearest}},
+      imaging::LabelVote::majority);
   g.keep_islands = n.choice("islands", {"drop", "keep"}, "drop") == "keep";
   // Hearts are fitted by default (phantom: analytic surfaces; surface: its patches; image: smoothed
   // label contours, surfaces/projection.hpp); a box's faces are already exact.
-  g.boundary_fit = n.choice("boundary_fit", {"smooth", "staircase"}, g.source == "box" ? "staircase" : "smooth");
-  if (g.boundary_fit == "smooth" && g.source == "box")
+  const bool box = g.source == GeometrySource::box;
+  g.boundary_fit = n.choice_of<BoundaryFit>("boundary_fit",
+                                            {{"smooth", BoundaryFit::smooth}, {"staircase", BoundaryFit::staircase}},
+                                            box ? BoundaryFit::staircase : BoundaryFit::smooth);
+  if (g.boundary_fit == BoundaryFit::smooth && box)
     n.fail("boundary_fit", "a box has flat faces on the voxel grid already; use staircase");
   g.base = parse_base(n.child_or_empty("base"));
   return g;
 }
 
-FibreParams parse_fibres(const Node& n, const std::string& geometry_source, const std::filesystem::path& base) {
+FibreParams parse_fibres(const Node& n, GeometrySource geometry, const std::filesystem::path& base) {
   FibreParams f;
-  const std::string fallback = geometry_source == "phantom" ? "phantom" : "rule";
-  f.source = n.choice("source", {"phantom", "rule", "vectors", "angles", "uniform"}, fallback);
-  if (f.source == "uniform") {
+  f.source = n.choice_of<FibreSource>("source",
+                                      {{"phantom", FibreSource::phantom},
+                                       {"rule", FibreSource::rule},
+                                       {"vectors", FibreSource::vectors},
+                                       {"angles", FibreSource::angles},
+                                       {"uniform", FibreSource::uniform}},
+                                      geometry == GeometrySource::phantom ? FibreSource::phantom : FibreSource::rule);
+  const bool from_files = f.source == FibreSource::vectors || f.source == FibreSource::angles;
+  if (f.source == FibreSource::uniform) {
     f.uniform_fibre = n.vec3("direction", Dimension::dimensionless, std::nullopt);
     f.uniform_sheet = n.vec3("sheet_direction", Dimension::dimensionless, std::nullopt);
     if (!(f.uniform_fibre.norm() > 0)) n.fail("direction", "expected a non-zero fibre direction");
@@ -174,22 +210,26 @@ FibreParams parse_fibres(const Node& n, const std::string& geometry_source, cons
   } else {
     for (const char* k : {"direction", "sheet_direction"}) n.reject_if_present(k, "used with source: uniform only");
   }
-  if (f.source == "phantom" && geometry_source != "phantom")
+  if (f.source == FibreSource::phantom && geometry != GeometrySource::phantom)
     n.fail("source", "fibres from the phantom need geometry.source: phantom");
-  if (f.source == "vectors") {
+  if (f.source == FibreSource::vectors) {
     f.fibre_file = input_path(n, "fibre", base);
     if (n.has("sheet")) f.sheet_file = input_path(n, "sheet", base);
   } else {
     for (const char* k : {"fibre", "sheet"}) n.reject_if_present(k, "used with source: vectors only");
   }
-  if (f.source == "vectors" || f.source == "angles")
-    f.components = n.choice("components", {"physical", "index"}, "physical");
+  if (from_files)
+    f.components = n.choice_of<imaging::VectorAxes>(
+        "components", {{"physical", imaging::VectorAxes::physical}, {"index", imaging::VectorAxes::index}},
+        imaging::VectorAxes::physical);
   else
     n.reject_if_present("components", "used with source: vectors or angles only");
-  if (f.source == "angles") {
+  if (f.source == FibreSource::angles) {
     f.azimuth_file = input_path(n, "azimuth", base);
     f.elevation_file = input_path(n, "elevation", base);
-    f.angle_unit = n.choice("angle_unit", {"deg", "rad"}, "deg");
+    f.angle_unit = n.choice_of<imaging::AngleUnit>(
+        "angle_unit", {{"deg", imaging::AngleUnit::degrees}, {"rad", imaging::AngleUnit::radians}},
+        imaging::AngleUnit::degrees);
     const Node axes = n.child_or_empty("reference_axes");
     f.reference_axes.col(0) = axes.vec3("x", Dimension::dimensionless, Eigen::Vector3d::UnitX());
     f.reference_axes.col(1) = axes.vec3("y", Dimension::dimensionless, Eigen::Vector3d::UnitY());
@@ -200,7 +240,7 @@ FibreParams parse_fibres(const Node& n, const std::string& geometry_source, cons
     for (const char* k : {"azimuth", "elevation", "angle_unit", "reference_axes"})
       n.reject_if_present(k, "used with source: angles only");
   }
-  if (f.source == "vectors" || f.source == "angles")
+  if (from_files)
     f.fill_missing_by_rule = n.choice("missing", {"error", "rule"}, "error") == "rule";
   else
     n.reject_if_present("missing", "used with source: vectors or angles only");
@@ -244,8 +284,8 @@ MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown) {
 
 std::vector<std::filesystem::path> input_files(const MeshConfig& c) {
   std::vector<std::filesystem::path> files;
-  if (c.geometry.source == "image") files.push_back(c.geometry.labels_file);
-  if (c.geometry.source == "surface") files.push_back(c.geometry.surface.file);
+  if (c.geometry.source == GeometrySource::image) files.push_back(c.geometry.labels_file);
+  if (c.geometry.source == GeometrySource::surface) files.push_back(c.geometry.surface.file);
   for (const auto* p : {&c.fibres.fibre_file, &c.fibres.sheet_file, &c.fibres.azimuth_file, &c.fibres.elevation_file})
     if (!p->empty()) files.push_back(*p);
   return files;

@@ -6,10 +6,14 @@
 #include <Eigen/Core>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cardio/config/config.hpp"
+#include "cardio/imaging/image_io.hpp"
+#include "cardio/imaging/resample.hpp"
 #include "cardio/meshing/boundary.hpp"
 
 namespace cardio::pipeline {
@@ -20,10 +24,22 @@ struct LabelRoles {
   std::vector<std::pair<std::string, std::vector<std::int32_t>>> cavities;  ///< (name, labels), config order
 };
 
+enum class GeometrySource { phantom, image, surface, box };
+enum class PhantomKind { lv_ellipsoid, biventricular };
+/// The analytic fibre field of a phantom: Land et al. 2015's helix rule, or Streeter's.
+enum class PhantomFibres { land_benchmark, streeter };
+enum class BoundaryFit { staircase, smooth };
+enum class FibreSource { phantom, rule, vectors, angles, uniform };
+
+/// The config names, for messages and reports.
+std::string_view name_of(PhantomKind kind);
+std::string_view name_of(FibreSource source);
+std::string_view name_of(PhantomFibres fibres);
+
 struct PhantomParams {
-  std::string kind = "lv_ellipsoid";   ///< lv_ellipsoid | biventricular
+  PhantomKind kind = PhantomKind::lv_ellipsoid;
   double voxel_size = 1.0;             ///< [mm]
-  std::string fibres = "land_benchmark";  ///< land_benchmark | streeter (analytic field)
+  PhantomFibres fibres = PhantomFibres::land_benchmark;
   Eigen::Vector3d rotation_axis{0, 0, 1};
   double rotation_angle = 0.0;         ///< [rad] rotation of the whole phantom (oblique direction matrix)
 };
@@ -46,19 +62,19 @@ struct SurfaceParams {
 };
 
 struct GeometryParams {
-  std::string source = "phantom";      ///< phantom | image | surface | box
+  GeometrySource source = GeometrySource::phantom;
   PhantomParams phantom;
   BoxParams box;
   std::filesystem::path labels_file;   ///< source: image (file or DICOM folder)
   SurfaceParams surface;
   LabelRoles roles;
-  double element_size = 0.0;           ///< [mm]; 0 = keep the image voxels
-  std::string label_vote = "majority"; ///< majority | nearest
+  std::optional<double> element_size;  ///< [mm]; auto (std::nullopt): keep the source's voxels
+  imaging::LabelVote label_vote = imaging::LabelVote::majority;
   bool keep_islands = false;
   meshing::BaseSpec base;
   /// smooth (the default for hearts): boundary nodes moved onto the smooth surface
   /// (meshing/boundary_fit.hpp); staircase: the voxel faces as they are (the default for boxes).
-  std::string boundary_fit = "staircase";
+  BoundaryFit boundary_fit = BoundaryFit::staircase;
 };
 
 struct RuleAngles {
@@ -69,12 +85,12 @@ struct RuleAngles {
 };
 
 struct FibreParams {
-  std::string source;  ///< phantom | rule | vectors | angles | uniform (default: phantom for phantoms, else rule)
+  FibreSource source = FibreSource::rule;  ///< default: phantom for phantoms, else rule
   Eigen::Vector3d uniform_fibre{1, 0, 0}, uniform_sheet{0, 1, 0};  ///< uniform (physical axes)
   std::filesystem::path fibre_file, sheet_file;   ///< vectors
-  std::string components = "physical"; ///< physical | index
+  imaging::VectorAxes components = imaging::VectorAxes::physical;
   std::filesystem::path azimuth_file, elevation_file;  ///< angles
-  std::string angle_unit = "deg";      ///< deg | rad
+  imaging::AngleUnit angle_unit = imaging::AngleUnit::degrees;
   Eigen::Matrix3d reference_axes = Eigen::Matrix3d::Identity();  ///< columns: azimuth 0, azimuth 90 deg, elevation 90 deg
   bool fill_missing_by_rule = false;
   RuleAngles rule;

@@ -25,23 +25,22 @@ mechanics::BlockSpec parse_block(const Node& n) {
 
 mechanics::FibreField parse_fibres(const Node& n) {
   mechanics::FibreField f;
-  const std::string type = n.choice("type", {"uniform", "rotating", "random"}, "uniform");
+  using Kind = mechanics::FibreField::Kind;
+  f.kind = n.choice_of<Kind>("type", {{"uniform", Kind::uniform}, {"rotating", Kind::rotating}, {"random", Kind::random}},
+                             Kind::uniform);
   auto unit = [&](const std::string& key, const Eigen::Vector3d& fallback) {
     const Eigen::Vector3d v = n.vec3(key, Dimension::dimensionless, fallback);
     if (!(v.norm() > 0)) n.fail(key, "expected a non-zero direction vector");
     return Eigen::Vector3d(v.normalized());
   };
-  if (type != "random") f.direction = unit("direction", Eigen::Vector3d::UnitX());
-  if (type == "uniform") {
-    f.kind = mechanics::FibreField::Kind::uniform;
+  if (f.kind != Kind::random) f.direction = unit("direction", Eigen::Vector3d::UnitX());
+  if (f.kind == Kind::uniform) {
     f.sheet = unit("sheet", Eigen::Vector3d::UnitY());
-  } else if (type == "rotating") {
-    f.kind = mechanics::FibreField::Kind::rotating;
+  } else if (f.kind == Kind::rotating) {
     f.axis = unit("axis", Eigen::Vector3d::UnitZ());
     f.angle_start = n.quantity("angle_start", Dimension::angle, std::nullopt);
     f.angle_end = n.quantity("angle_end", Dimension::angle, std::nullopt);
   } else {
-    f.kind = mechanics::FibreField::Kind::random;
     for (const char* k : {"direction", "sheet", "axis"}) n.reject_if_present(k, "random fibres take only a seed");
     f.seed = static_cast<std::uint64_t>(n.integer("seed", 1, 0, 1L << 62));
   }
@@ -76,9 +75,9 @@ MaterialParams parse_material(const Node& n) {
       n.fail("", msg.rfind("material: ", 0) == 0 ? msg.substr(10) : msg);
     }
   }
-  const std::string law = n.choice("axial_law", {"linear", "exponential"}, "linear");
-  if (law == "exponential") {
-    m.law = mechanics::AxisLaw::Kind::exponential;
+  using Law = mechanics::AxisLaw::Kind;
+  m.law = n.choice_of<Law>("axial_law", {{"linear", Law::linear}, {"exponential", Law::exponential}}, Law::linear);
+  if (m.law == Law::exponential) {
     m.exponent[0] = n.number("b_f", std::nullopt, Range::positive());
     m.exponent[1] = n.number("b_s", std::nullopt, Range::positive());
     m.exponent[2] = n.number("b_n", std::nullopt, Range::positive());
@@ -109,9 +108,13 @@ ElementParams parse_element(const Node& n) {
 
 ExperimentParams parse_experiment(const Node& n) {
   ExperimentParams x;
-  const std::string type = n.choice("type", {"elongation", "shear", "inflation", "cantilever"}, std::nullopt);
-  if (type == "elongation") {
-    x.kind = ExperimentKind::elongation;
+  x.kind = n.choice_of<ExperimentKind>("type",
+                                        {{"elongation", ExperimentKind::elongation},
+                                         {"shear", ExperimentKind::shear},
+                                         {"inflation", ExperimentKind::inflation},
+                                         {"cantilever", ExperimentKind::cantilever}},
+                                        std::nullopt);
+  if (x.kind == ExperimentKind::elongation) {
     x.axis = axis_index(n, "axis", "x");
     x.traction = n.choice("control", {"displacement", "traction"}, "displacement") == "traction";
     if (x.traction) {
@@ -121,17 +124,14 @@ ExperimentParams parse_experiment(const Node& n) {
       x.strain = n.number("strain", 0.01, Range::open(-0.9, 10));
       n.reject_if_present("stress", "stress is prescribed with control: traction only");
     }
-  } else if (type == "shear") {
-    x.kind = ExperimentKind::shear;
+  } else if (x.kind == ExperimentKind::shear) {
     x.axis = axis_index(n, "direction", "x");
     x.shear_normal = axis_index(n, "normal", "z");
     if (x.shear_normal == x.axis) n.fail("normal", "must differ from the shear direction");
     x.strain = n.number("strain", 0.01, Range::open(-1, 1));
-  } else if (type == "inflation") {
-    x.kind = ExperimentKind::inflation;
+  } else if (x.kind == ExperimentKind::inflation) {
     x.pressure = n.quantity("pressure", Dimension::pressure, std::nullopt);
   } else {
-    x.kind = ExperimentKind::cantilever;
     x.gravity = n.vec3("gravity", Dimension::acceleration, Eigen::Vector3d(0, 0, -units::kStandardGravity));
   }
   return x;

@@ -41,8 +41,8 @@ struct InputFile {
 std::vector<InputFile> input_files(const MeshConfig& c, config::Document& doc) {
   const config::Node geo = doc.root().child("geometry");
   std::vector<InputFile> out;
-  if (c.geometry.source == "image") out.push_back({geo, "labels", c.geometry.labels_file, InputFile::Kind::labels});
-  if (c.geometry.source == "surface")
+  if (c.geometry.source == GeometrySource::image) out.push_back({geo, "labels", c.geometry.labels_file, InputFile::Kind::labels});
+  if (c.geometry.source == GeometrySource::surface)
     out.push_back({geo.child("surface"), "file", c.geometry.surface.file, InputFile::Kind::surface});
   const config::Node fibres = doc.root().child_or_empty("fibres");
   const std::pair<const char*, const fs::path*> images[] = {{"fibre", &c.fibres.fibre_file},
@@ -153,15 +153,15 @@ struct SourceLabels {
 SourceLabels source_labels(const MeshConfig& c, const std::vector<InputFile>& files) {
   const GeometryParams& g = c.geometry;
   SourceLabels s;
-  if (g.source == "phantom") {
-    s.source = "the phantom " + g.phantom.kind;
-    for (std::int32_t l : g.phantom.kind == "biventricular" ? std::vector<std::int32_t>{0, 1, 2, 3, 4}
+  if (g.source == GeometrySource::phantom) {
+    s.source = "the phantom " + std::string(name_of(g.phantom.kind));
+    for (std::int32_t l : g.phantom.kind == PhantomKind::biventricular ? std::vector<std::int32_t>{0, 1, 2, 3, 4}
                                                              : std::vector<std::int32_t>{0, 1, 2})
       s.count[l] = -1;
-  } else if (g.source == "box") {
+  } else if (g.source == GeometrySource::box) {
     s.source = "the box";
     s.count[1] = -1;
-  } else if (g.source == "surface") {
+  } else if (g.source == GeometrySource::surface) {
     s.source = "the rasterized surface " + g.surface.file.string();
     for (std::size_t l = 0; l < 2 + g.surface.endocardia.size(); ++l) s.count[std::int32_t(l)] = -1;
   } else {
@@ -223,7 +223,7 @@ void check_input_files(const MeshConfig& cfg, config::Document& doc) {
 void check_input_contents(const MeshConfig& cfg, config::Document& doc) {
   const std::vector<InputFile> files = input_files(cfg, doc);
   check_roles(cfg, doc, files);
-  const auto axes = cfg.fibres.components == "index" ? imaging::VectorAxes::index : imaging::VectorAxes::physical;
+  const imaging::VectorAxes axes = cfg.fibres.components;
   for (const InputFile& f : files) {
     if (f.kind != InputFile::Kind::image) continue;
     if (f.key == "fibre" || f.key == "sheet")

@@ -76,17 +76,17 @@ MemoryEstimate estimate_mesh_memory(const MeshConfig& cfg) {
   Eigen::Vector3d spacing;             // of the source grid [mm]
   double source_bytes_per_voxel = 0;
   double myocardium_mm3 = 0;           // phantom: a lower bound of the wall volume
-  if (geo.source == "box") {
+  if (geo.source == GeometrySource::box) {
     const BoxParams& b = geo.box;
     for (int a = 0; a < 3; ++a) e.source_grid[a] = std::round(b.size[a] / b.voxel_size);
     spacing.setConstant(b.voxel_size);
     source_bytes_per_voxel = kBoxBytesPerVoxel;
     e.key = "geometry.box.voxel_size";
     e.value = mm_text(b.voxel_size);
-  } else if (geo.source == "phantom") {
+  } else if (geo.source == GeometrySource::phantom) {
     phantoms::PhantomSpec spec;
     spec.voxel_size = geo.phantom.voxel_size;
-    spec.biventricular = geo.phantom.kind == "biventricular";
+    spec.biventricular = geo.phantom.kind == PhantomKind::biventricular;
     e.source_grid = phantoms::phantom_grid_size(spec);
     spacing.setConstant(spec.voxel_size);
     source_bytes_per_voxel = kPhantomBytesPerVoxel;
@@ -96,7 +96,7 @@ MemoryEstimate estimate_mesh_memory(const MeshConfig& cfg) {
                      phantoms::truncated_ellipsoid_volume(lv.endo_short, lv.endo_long, lv.z_base);
     e.key = "geometry.phantom.voxel_size";
     e.value = mm_text(spec.voxel_size);
-  } else if (geo.source == "image") {
+  } else if (geo.source == GeometrySource::image) {
     const imaging::ImageInfo info = imaging::read_image_info(geo.labels_file);
     double stored = double(info.components) * double(info.bytes_per_component);
     for (std::size_t a = 3; a < info.sizes.size(); ++a) stored *= double(info.sizes[a]);  // extra axes
@@ -112,18 +112,18 @@ MemoryEstimate estimate_mesh_memory(const MeshConfig& cfg) {
     e.key = "geometry.surface.voxel_size";
     e.value = mm_text(geo.surface.voxel_size);
   }
-  e.mesh_grid = geo.element_size > 0 ? resampled_size(e.source_grid, spacing, geo.element_size) : e.source_grid;
-  if (geo.source == "box") {
+  e.mesh_grid = geo.element_size ? resampled_size(e.source_grid, spacing, *geo.element_size) : e.source_grid;
+  if (geo.source == GeometrySource::box) {
     e.elements = e.mesh_grid.prod();  // the block is all myocardium
   } else if (myocardium_mm3 > 0) {
-    const double h = geo.element_size > 0 ? geo.element_size : spacing[0];
+    const double h = geo.element_size.value_or(spacing[0]);
     e.elements = myocardium_mm3 / (h * h * h);
   }
   e.source_bytes = e.source_grid.prod() * source_bytes_per_voxel;
   e.mesh_bytes = e.mesh_grid.prod() * kMeshGridBytesPerVoxel + e.elements * double(meshing::kBytesPerElementEstimate);
-  if (geo.element_size > 0 && e.mesh_bytes > e.source_bytes) {
+  if (geo.element_size && e.mesh_bytes > e.source_bytes) {
     e.key = "geometry.element_size";
-    e.value = mm_text(geo.element_size);
+    e.value = mm_text(*geo.element_size);
   }
   return e;
 }

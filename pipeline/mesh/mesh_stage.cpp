@@ -56,12 +56,13 @@ json grid_json(const Grid& g) {
 Imported import_phantom(const PhantomParams& p) {
   phantoms::PhantomSpec spec;
   spec.voxel_size = p.voxel_size;
-  spec.biventricular = p.kind == "biventricular";
-  spec.helix = p.fibres == "streeter" ? phantoms::HelixRule::streeter() : phantoms::HelixRule::land2015();
+  spec.biventricular = p.kind == PhantomKind::biventricular;
+  spec.helix = p.fibres == PhantomFibres::streeter ? phantoms::HelixRule::streeter() : phantoms::HelixRule::land2015();
   spec.rotation = Eigen::AngleAxisd(p.rotation_angle, p.rotation_axis).toRotationMatrix();
   phantoms::Phantom ph = phantoms::make_phantom(spec);
   Imported im{std::move(ph.labels), std::move(ph.fibre), std::move(ph.sheet), spec, {}, {}};
-  im.source = {{"type", "phantom"}, {"kind", p.kind}, {"voxel_size_mm", p.voxel_size}, {"fibres", p.fibres}};
+  im.source = {{"type", "phantom"}, {"kind", name_of(p.kind)}, {"voxel_size_mm", p.voxel_size},
+               {"fibres", name_of(p.fibres)}};
   return im;
 }
 
@@ -156,14 +157,14 @@ fibres::RuleAngles rule_angles(const RuleAngles& a) {
 
 /// Vectors read from files (fibre [+ sheet], or angle maps), on the import grid.
 void read_fibre_vectors(const FibreParams& f, imaging::VectorVolume& fibre, imaging::VectorVolume& sheet) {
-  const auto axes = f.components == "index" ? imaging::VectorAxes::index : imaging::VectorAxes::physical;
-  if (f.source == "vectors") {
+  const imaging::VectorAxes axes = f.components;
+  if (f.source == FibreSource::vectors) {
     fibre = imaging::read_vector_image(f.fibre_file, axes);
     if (!f.sheet_file.empty()) sheet = imaging::read_vector_image(f.sheet_file, axes);
   } else {
     const auto az = imaging::read_scalar_image(f.azimuth_file);
     const auto el = imaging::read_scalar_image(f.elevation_file);
-    fibre = imaging::fibres_from_angles(az, el, f.angle_unit == "rad" ? imaging::AngleUnit::radians : imaging::AngleUnit::degrees,
+    fibre = imaging::fibres_from_angles(az, el, f.angle_unit,
                                         f.reference_axes, f.azimuth_file.string(), f.elevation_file.string());
   }
 }
@@ -208,7 +209,7 @@ std::map<std::string, meshing::SurfaceProjector> triangle_projectors(
 std::pair<std::map<std::string, meshing::SurfaceProjector>, std::string> fit_projectors(
     const Imported& im, const imaging::RoleVolume& roles, const GeometryParams& geo) {
   if (im.phantom) return {phantom_projectors(*im.phantom), "analytic phantom surfaces"};
-  if (geo.source == "surface") return {triangle_projectors(im.source_patches), "source surface patches"};
+  if (geo.source == GeometrySource::surface) return {triangle_projectors(im.source_patches), "source surface patches"};
   return {triangle_projectors(surfaces::label_surfaces(roles)), "smoothed label contours"};
 }
 
@@ -273,32 +274,32 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   };
 
   // --- import ---
-  Imported im = geo.source == "phantom"   ? import_phantom(geo.phantom)
-                : geo.source == "surface" ? import_surface(geo.surface)
-                : geo.source == "box"     ? import_box(geo.box)
+  Imported im = geo.source == GeometrySource::phantom   ? import_phantom(geo.phantom)
+                : geo.source == GeometrySource::surface ? import_surface(geo.surface)
+                : geo.source == GeometrySource::box     ? import_box(geo.box)
                                           : import_image(geo.labels_file);
-  const std::string source_name = geo.source == "image"     ? geo.labels_file.string()
-                                  : geo.source == "surface" ? geo.surface.file.string()
-                                  : geo.source == "box"     ? std::string("box")
-                                                            : "phantom " + geo.phantom.kind;
+  const std::string source_name = geo.source == GeometrySource::image     ? geo.labels_file.string()
+                                  : geo.source == GeometrySource::surface ? geo.surface.file.string()
+                                  : geo.source == GeometrySource::box     ? std::string("box")
+                                                            : "phantom " + std::string(name_of(geo.phantom.kind));
   say("imported " + source_name + ": " + std::to_string(im.labels.grid.n_voxels()) + " voxels");
 
   // Fibre vectors from files live on their own grid; read before resampling the labels.
   const FibreParams& fp = cfg.fibres;
-  if (fp.source == "vectors" || fp.source == "angles") read_fibre_vectors(fp, im.fibre, im.sheet);
+  if (fp.source == FibreSource::vectors || fp.source == FibreSource::angles) read_fibre_vectors(fp, im.fibre, im.sheet);
   const Grid import_grid = im.labels.grid;
 
   // Memory check before the mesh (and the later simulation state) are allocated.
   const std::int64_t n_myo_source = count_myocardium(im.labels, geo.roles);
-  const double scale = geo.element_size > 0 ? import_grid.voxel_volume() / std::pow(geo.element_size, 3) : 1.0;
+  const double scale = geo.element_size ? import_grid.voxel_volume() / std::pow(*geo.element_size, 3) : 1.0;
   const double estimated_elements = double(n_myo_source) * scale;
   {
     std::ostringstream what;
     what << "meshing " << source_name << " with "
-         << (geo.element_size > 0 ? "element size " + std::to_string(geo.element_size) + " mm" : "its voxels")
+         << (geo.element_size ? "element size " + std::to_string(*geo.element_size) + " mm" : "its voxels")
          << " (about " << std::llround(estimated_elements) << " elements at " << meshing::kBytesPerElementEstimate
          << " bytes each)";
-    const double grid_scale = geo.element_size > 0 ? scale : 1.0;
+    const double grid_scale = geo.element_size ? scale : 1.0;
     imaging::check_fits_in_memory(
         std::uint64_t(estimated_elements * double(meshing::kBytesPerElementEstimate) +
                       double(import_grid.n_voxels()) * grid_scale * kMeshGridBytesPerVoxel),
@@ -306,10 +307,9 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   }
 
   // --- resample to the element size ---
-  if (geo.element_size > 0) {
-    const Grid target = imaging::resampled_grid(import_grid, geo.element_size);
-    const auto vote = geo.label_vote == "nearest" ? imaging::LabelVote::nearest : imaging::LabelVote::majority;
-    imaging::LabelVolume resampled = imaging::resample_labels(im.labels, target, vote);
+  if (geo.element_size) {
+    const Grid target = imaging::resampled_grid(import_grid, *geo.element_size);
+    imaging::LabelVolume resampled = imaging::resample_labels(im.labels, target, geo.label_vote);
     imaging::AxisMask mask{&im.labels, geo.roles.myocardium};
     if (!im.fibre.values.empty()) {
       const bool on_labels = imaging::same_grid(im.fibre.grid, import_grid);
@@ -320,7 +320,7 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
       im.sheet = imaging::resample_axes(im.sheet, target, on_labels ? mask : imaging::AxisMask{});
     }
     im.labels = std::move(resampled);
-    say("resampled to " + std::to_string(geo.element_size) + " mm: " + std::to_string(target.n_voxels()) + " voxels");
+    say("resampled to " + std::to_string(*geo.element_size) + " mm: " + std::to_string(target.n_voxels()) + " voxels");
   }
 
   // --- roles, islands, boundary ---
@@ -334,12 +334,12 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
 
   // --- fibres ---
   imaging::VoxelFrames frames;
-  std::string fibre_source = fp.source;
+  const std::string fibre_source(name_of(fp.source));
   std::int64_t filled = 0;
   fibres::LdrbFields rule_fields;
-  if (fp.source == "rule") {
+  if (fp.source == FibreSource::rule) {
     frames = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule), nullptr, {}, &rule_fields);
-  } else if (fp.source == "uniform") {
+  } else if (fp.source == FibreSource::uniform) {
     frames.voxels = imaging::voxels_with_role(roles, RoleVolume::kMyocardium);
     frames.fibre = fp.uniform_fibre.replicate(1, Eigen::Index(frames.voxels.size()));
     frames.sheet = fp.uniform_sheet.replicate(1, Eigen::Index(frames.voxels.size()));
@@ -351,9 +351,9 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
       return f.tag >= meshing::SurfaceTag::kFirstEndocardium;
     });
     const bool need_rule = fp.fill_missing_by_rule || (im.sheet.values.empty() && has_endocardium);
-    if (need_rule && fp.source != "phantom") rule = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule));
-    const std::string name = fp.source == "vectors" ? fp.fibre_file.string()
-                             : fp.source == "angles" ? fp.azimuth_file.string()
+    if (need_rule && fp.source != FibreSource::phantom) rule = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule));
+    const std::string name = fp.source == FibreSource::vectors ? fp.fibre_file.string()
+                             : fp.source == FibreSource::angles ? fp.azimuth_file.string()
                                                      : "phantom fibres";
     frames = fibres::frames_from_vectors(roles, im.fibre, im.sheet.values.empty() ? nullptr : &im.sheet,
                                          rule.voxels.empty() ? nullptr : &rule, name, &filled, fp.fill_missing_by_rule);
@@ -366,15 +366,15 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   MeshStageResult out;
   out.mesh = meshing::build_voxel_mesh(roles, boundary, frames, cfg.density);
   json fit = {{"method", "staircase"}};
-  if (geo.boundary_fit == "smooth") {
+  if (geo.boundary_fit == BoundaryFit::smooth) {
     const auto [projectors, surface] = fit_projectors(im, roles, geo);
     fit = fit_report_json(meshing::fit_boundary(out.mesh, projectors, cfg.density), surface);
     say("boundary fitted: " + fit["fitted_nodes"].dump() + " nodes onto the smooth surface, " +
         fit["limited_elements"].dump() + " elements limited to stay valid");
   }
   const std::string sampling =
-      sample_fibre_frames(out.mesh, frames, fp.source == "phantom" ? im.phantom : std::nullopt,
-                          fp.source == "rule" ? &rule_fields : nullptr, rule_angles(fp.rule));
+      sample_fibre_frames(out.mesh, frames, fp.source == FibreSource::phantom ? im.phantom : std::nullopt,
+                          fp.source == FibreSource::rule ? &rule_fields : nullptr, rule_angles(fp.rule));
   const meshing::VoxelMesh& m = out.mesh;
   for (const auto& cav : m.cavities) {
     const std::string problem = meshing::check_closed_surface(cav, m.mesh.rest);
