@@ -252,21 +252,11 @@ void ConductionVelocity::validate(std::string_view where) const {
 }
 
 PacingSite PacingSite::at_point(const Eigen::Vector3d& p, double time_ms, std::string name) {
-  PacingSite s;
-  s.kind = Kind::point;
-  s.point = p;
-  s.time_ms = time_ms;
-  s.name = std::move(name);
-  return s;
+  return {Kind::point, p, 0, time_ms, std::move(name)};
 }
 
 PacingSite PacingSite::at_label(std::int32_t label, double time_ms, std::string name) {
-  PacingSite s;
-  s.kind = Kind::label;
-  s.label = label;
-  s.time_ms = time_ms;
-  s.name = std::move(name);
-  return s;
+  return {Kind::label, Eigen::Vector3d::Zero(), label, time_ms, std::move(name)};
 }
 
 Eigen::VectorXd eikonal_activation(const meshing::VoxelMesh& mesh, const std::vector<PacingSite>& sites,

@@ -261,23 +261,36 @@ ImageInfo read_image_info(const fs::path& path) {
   return info_of(reader.header());
 }
 
-LabelVolume read_label_image(const fs::path& path) {
-  const std::string what = "label image";
-  auto loaded = read_checked(path, what, sizeof(std::int32_t), [&](const ImageInfo& i) {
+namespace {
+
+/// A 3-D image of one component per voxel, read whole into `Volume` (its grid and values):
+/// `convert(tag, bytes, out)` turns the file's pixels (type of `tag`) into out.values.
+template <class Volume, class Convert>
+Volume read_one_component(const fs::path& path, const std::string& what, Convert convert) {
+  using Value = typename decltype(Volume::values)::value_type;
+  auto loaded = read_checked(path, what, sizeof(Value), [&](const ImageInfo& i) {
     require_3d(i, path, what);
     if (i.components != 1)
       CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": it has " << i.components
-                                 << " components per voxel (" << i.pixel_type << "); a label image must have 1");
+                                 << " components per voxel (" << i.pixel_type << "); a " << what << " must have 1");
   });
-  const ImageInfo& info = loaded.first;
   const itk_bridge::Pixels& pixels = loaded.second;
-  LabelVolume out;
-  out.grid = info.grid;
+  Volume out;
+  out.grid = loaded.first.grid;
   out.values.resize(static_cast<std::size_t>(out.grid.n_voxels()));
   dispatch(pixels.component, [&](auto tag) {
     using T = decltype(tag);
     CARDIO_CHECK(pixels.data.size() == out.values.size() * sizeof(T), "pixel buffer size mismatch");
-    convert_labels<T>(pixels.data.data(), out, path);
+    convert(tag, pixels.data.data(), out);
+  });
+  return out;
+}
+
+}  // namespace
+
+LabelVolume read_label_image(const fs::path& path) {
+  LabelVolume out = read_one_component<LabelVolume>(path, "label image", [&](auto tag, const auto* bytes, auto& v) {
+    convert_labels<decltype(tag)>(bytes, v, path);
   });
   // NIfTI: the library has read every NaN as 0 (a label, often the background).
   if (const auto nan = file_checks::non_finite_values(path); !nan.empty()) fail_nan_label(path, out.grid, nan[0]);
@@ -285,23 +298,9 @@ LabelVolume read_label_image(const fs::path& path) {
 }
 
 ScalarVolume read_scalar_image(const fs::path& path) {
-  const std::string what = "scalar image";
-  auto loaded = read_checked(path, what, sizeof(float), [&](const ImageInfo& i) {
-    require_3d(i, path, what);
-    if (i.components != 1)
-      CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": it has " << i.components
-                                 << " components per voxel (" << i.pixel_type << "); a scalar image must have 1");
-  });
-  const ImageInfo& info = loaded.first;
-  const itk_bridge::Pixels& pixels = loaded.second;
-  ScalarVolume out;
-  out.grid = info.grid;
-  out.values.resize(static_cast<std::size_t>(out.grid.n_voxels()));
-  dispatch(pixels.component, [&](auto tag) {
+  ScalarVolume out = read_one_component<ScalarVolume>(path, "scalar image", [](auto tag, const auto* bytes, auto& v) {
     using T = decltype(tag);
-    CARDIO_CHECK(pixels.data.size() == out.values.size() * sizeof(T), "pixel buffer size mismatch");
-    for (std::size_t i = 0; i < out.values.size(); ++i)
-      out.values[i] = static_cast<float>(load<T>(pixels.data.data() + i * sizeof(T)));
+    for (std::size_t i = 0; i < v.values.size(); ++i) v.values[i] = static_cast<float>(load<T>(bytes + i * sizeof(T)));
   });
   // NIfTI: the NaN the library read as 0 are NaN again (e.g. an angle map's voxels without a fibre).
   for (const std::uint64_t i : file_checks::non_finite_values(path))
