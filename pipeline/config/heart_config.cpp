@@ -172,116 +172,147 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
   h.reuse_factorisation = sim.boolean("reuse_factorisation", true);
 }
 
-HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& base) {
-  HeartSimulation h;
-  const Node mat = root.child("material");
+MyocardiumParams parse_myocardium(const Node& mat) {
+  MyocardiumParams m;
   mat.choice("law", {"guccione"}, "guccione");
-  h.material.law.C = mat.quantity("C", Dimension::pressure, std::nullopt, Range::positive());
-  h.material.law.b_f = mat.number("b_f", std::nullopt, Range::non_negative());
-  h.material.law.b_t = mat.number("b_t", std::nullopt, Range::non_negative());
-  h.material.law.b_fs = mat.number("b_fs", std::nullopt, Range::non_negative());
+  m.law.C = mat.quantity("C", Dimension::pressure, std::nullopt, Range::positive());
+  m.law.b_f = mat.number("b_f", std::nullopt, Range::non_negative());
+  m.law.b_t = mat.number("b_t", std::nullopt, Range::non_negative());
+  m.law.b_fs = mat.number("b_fs", std::nullopt, Range::non_negative());
   // The element (docs/calibration.md, "Which element"): the sampled-axes element by default.
-  h.material.element = mat.choice("element", {"sampled_axes", "one_point"}, "sampled_axes") == "one_point"
-                           ? mechanics::ElementKind::one_point
-                           : mechanics::ElementKind::sampled_axes;
-  h.material.law.bulk = mat.quantity("bulk_modulus", Dimension::pressure, h.material.law.bulk, Range::positive());
-  if (h.material.element == mechanics::ElementKind::one_point)
-    h.material.law.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
+  using mechanics::ElementKind;
+  m.element = mat.choice_of<ElementKind>(
+      "element", {{"sampled_axes", ElementKind::sampled_axes}, {"one_point", ElementKind::one_point}},
+      ElementKind::sampled_axes);
+  m.law.bulk = mat.quantity("bulk_modulus", Dimension::pressure, m.law.bulk, Range::positive());
+  if (m.element == ElementKind::one_point)
+    m.law.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
+  return m;
+}
 
-  h.active_tension = root.child_or_empty("active").quantity("tension", Dimension::pressure, 0.0, Range::non_negative());
-
-  const Node bc = root.child_or_empty("boundary");
+/// boundary.fixed, boundary.sliding and boundary.pericardium.
+void parse_boundary(const Node& bc, HeartSimulation& h) {
   h.fixed = parse_selectors(bc, "fixed");
   h.sliding = parse_selectors(bc, "sliding");
   for (const auto& s : h.sliding) {
     if (!s.tag.empty() && s.tag != "base")
       CARDIO_FAIL(s.where << ": sliding: expected {tag: base} or {plane: ...}, got tag '" << s.tag << "'");
   }
-
-  if (bc.has("pericardium")) {
-    const Node pc = bc.child("pericardium");
-    FoundationSpec f;
-    if (pc.has("surface")) {
-      f.surface = parse_selector(pc.child("surface"));
-    } else {
-      f.surface.tag = "epicardium";
-      f.surface.where = pc.where();
-    }
-    f.stiffness = pc.quantity("stiffness", Dimension::foundation, std::nullopt, Range::closed(0, 1e4));
-    f.normal_only = pc.choice("direction", {"normal", "all"}, "normal") == "normal";
-    h.pericardium = f;
+  if (!bc.has("pericardium")) return;
+  const Node pc = bc.child("pericardium");
+  FoundationSpec f;
+  if (pc.has("surface")) {
+    f.surface = parse_selector(pc.child("surface"));
+  } else {
+    f.surface.tag = "epicardium";
+    f.surface.where = pc.where();
   }
+  f.stiffness = pc.quantity("stiffness", Dimension::foundation, std::nullopt, Range::closed(0, 1e4));
+  f.normal_only = pc.choice("direction", {"normal", "all"}, "normal") == "normal";
+  h.pericardium = f;
+}
 
-  for (const Node& p : root.child_or_empty("loads").list("pressures")) {
+std::vector<PressureSpec> parse_pressures(const Node& loads) {
+  std::vector<PressureSpec> out;
+  for (const Node& p : loads.list("pressures")) {
     PressureSpec spec;
     spec.surface = parse_selector(p.child("surface"));
     spec.pressure = p.quantity("pressure", Dimension::pressure, std::nullopt, Range::closed(-100, 100));
-    h.pressures.push_back(spec);
+    out.push_back(spec);
   }
+  return out;
+}
 
-  const Node sim = root.child_or_empty("simulation");
-  h.mode = sim.choice_of<SimulationMode>(
-      "mode", {{"quasi_static", SimulationMode::quasi_static}, {"beat", SimulationMode::beat}},
-      SimulationMode::quasi_static);
-  h.simd = sim.choice("simd", {"auto", "avx512", "avx2", "baseline"}, "auto");
-  if (h.mode == SimulationMode::quasi_static) {
-    h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
-    parse_static_solver(sim, h);
-    for (const char* k : {"first_onset", "period", "beats", "dt", "force_dt", "dt_safety", "output_interval", "damping_time",
-                          "mass_scaling", "selective_mass_scaling", "checkpoint_interval"})
-      sim.reject_if_present(k, "used with mode: beat only");
-    for (const char* k : {"activation", "circulation", "analysis"}) root.reject_if_present(k, "used with simulation.mode: beat only");
-  } else {
-    // A beat writes frames and tables; a probe would be ignored there.
-    root.reject_if_present("probes", "used with simulation.mode: quasi_static only (a beat's motion is in its frames)");
-    for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts", "linear_solver",
-                          "reuse_factorisation"})
-      sim.reject_if_present(k, "used with mode: quasi_static only");
-    h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
-    h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));
-    h.beats = static_cast<int>(sim.integer("beats", 2, 1, 1000));
-    h.time_step = parse_time_step(sim);
-    h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
-    h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());
-    h.mass_scaling = sim.number("mass_scaling", 1.0, Range::closed(1, 1e6));
-    h.selective_mass_scaling = sim.number("selective_mass_scaling", 0.0, Range::closed(0, 0.5));
-    root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
-    h.activation = parse_activation(root.child("activation"), h.period, base);
-    h.circulation = parse_circulation(root.child("circulation"), h);
-    h.checkpoint_interval = sim.quantity("checkpoint_interval", Dimension::time, 100.0, Range::non_negative());
-    const Node an = root.child_or_empty("analysis");
-    h.analysis.reference = an.choice_of<StrainReference>(
-        "reference", {{"rest", StrainReference::rest}, {"end_diastole", StrainReference::end_diastole}},
-        StrainReference::rest);
-    h.analysis.lv_cavity = an.text("lv_cavity", h.circulation.front().name);
-    if (std::none_of(h.circulation.begin(), h.circulation.end(), [&](const auto& c) { return c.name == h.analysis.lv_cavity; }))
-      an.fail("lv_cavity", "expected the name of a cavity in circulation.cavities");
-    for (long l : an.integers("lv_labels", std::vector<long>{}, 0, 2147483647L)) h.analysis.lv_labels.push_back(static_cast<std::int32_t>(l));
-    if (an.has("anterior_direction")) {
-      const Eigen::Vector3d d = an.vec3("anterior_direction", Dimension::dimensionless, std::nullopt);
-      if (!(d.norm() > 0)) an.fail("anterior_direction", "expected a non-zero direction");
-      h.analysis.anterior_direction = d.normalized();
-    }
-    h.analysis.interval = an.quantity("interval", Dimension::time, 5.0, Range::positive());
-    if (an.has("long_axis")) {
-      const Node ax = an.child("long_axis");
-      h.analysis.axis_point = ax.vec3("point", Dimension::length, std::nullopt);
-      const Eigen::Vector3d d = ax.vec3("direction", Dimension::dimensionless, std::nullopt);
-      if (!(d.norm() > 0)) ax.fail("direction", "expected a non-zero direction (apex to base)");
-      h.analysis.axis_direction = d.normalized();
-    }
-    if (h.active_tension > 0)
-      root.child("active").fail("tension", "in beat mode the tension follows activation.twitch.peak_tension");
+/// simulation.* of mode quasi_static; the beat's keys and sections are rejected.
+void parse_quasi_static(const Node& sim, const Node& root, HeartSimulation& h) {
+  h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
+  parse_static_solver(sim, h);
+  for (const char* k : {"first_onset", "period", "beats", "dt", "force_dt", "dt_safety", "output_interval",
+                        "damping_time", "mass_scaling", "selective_mass_scaling", "checkpoint_interval"})
+    sim.reject_if_present(k, "used with mode: beat only");
+  for (const char* k : {"activation", "circulation", "analysis"})
+    root.reject_if_present(k, "used with simulation.mode: beat only");
+}
+
+AnalysisParams parse_analysis(const Node& an, const std::vector<circulation::CavityCirculation>& circulation) {
+  AnalysisParams a;
+  a.reference = an.choice_of<StrainReference>(
+      "reference", {{"rest", StrainReference::rest}, {"end_diastole", StrainReference::end_diastole}},
+      StrainReference::rest);
+  a.lv_cavity = an.text("lv_cavity", circulation.front().name);
+  if (std::none_of(circulation.begin(), circulation.end(), [&](const auto& c) { return c.name == a.lv_cavity; }))
+    an.fail("lv_cavity", "expected the name of a cavity in circulation.cavities");
+  for (long l : an.integers("lv_labels", std::vector<long>{}, 0, 2147483647L))
+    a.lv_labels.push_back(static_cast<std::int32_t>(l));
+  if (an.has("anterior_direction")) {
+    const Eigen::Vector3d d = an.vec3("anterior_direction", Dimension::dimensionless, std::nullopt);
+    if (!(d.norm() > 0)) an.fail("anterior_direction", "expected a non-zero direction");
+    a.anterior_direction = d.normalized();
   }
+  a.interval = an.quantity("interval", Dimension::time, 5.0, Range::positive());
+  if (an.has("long_axis")) {
+    const Node ax = an.child("long_axis");
+    a.axis_point = ax.vec3("point", Dimension::length, std::nullopt);
+    const Eigen::Vector3d d = ax.vec3("direction", Dimension::dimensionless, std::nullopt);
+    if (!(d.norm() > 0)) ax.fail("direction", "expected a non-zero direction (apex to base)");
+    a.axis_direction = d.normalized();
+  }
+  return a;
+}
 
+/// simulation.* of mode beat, and the activation, circulation and analysis sections.
+void parse_beat(const Node& sim, const Node& root, const std::filesystem::path& base, HeartSimulation& h) {
+  // A beat writes frames and tables; a probe would be ignored there.
+  root.reject_if_present("probes", "used with simulation.mode: quasi_static only (a beat's motion is in its frames)");
+  for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts",
+                        "linear_solver", "reuse_factorisation"})
+    sim.reject_if_present(k, "used with mode: quasi_static only");
+  h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
+  h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));
+  h.beats = static_cast<int>(sim.integer("beats", 2, 1, 1000));
+  h.time_step = parse_time_step(sim);
+  h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
+  h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());
+  h.mass_scaling = sim.number("mass_scaling", 1.0, Range::closed(1, 1e6));
+  h.selective_mass_scaling = sim.number("selective_mass_scaling", 0.0, Range::closed(0, 0.5));
+  root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
+  h.activation = parse_activation(root.child("activation"), h.period, base);
+  h.circulation = parse_circulation(root.child("circulation"), h);
+  h.checkpoint_interval = sim.quantity("checkpoint_interval", Dimension::time, 100.0, Range::non_negative());
+  h.analysis = parse_analysis(root.child_or_empty("analysis"), h.circulation);
+  if (h.active_tension > 0)
+    root.child("active").fail("tension", "in beat mode the tension follows activation.twitch.peak_tension");
+}
+
+std::vector<Probe> parse_probes(const Node& root) {
+  std::vector<Probe> out;
   for (const Node& p : root.list("probes")) {
     Probe probe;
     probe.name = p.text("name", std::nullopt);
     probe.point = p.vec3("point", Dimension::length, std::nullopt);
     probe.where = p.where_of("point") + ": " + p.key_path("point");
     if (p.has("reference_z")) probe.reference_z = p.quantity("reference_z", Dimension::length, std::nullopt);
-    h.probes.push_back(probe);
+    out.push_back(probe);
   }
+  return out;
+}
+
+HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& base) {
+  HeartSimulation h;
+  h.material = parse_myocardium(root.child("material"));
+  h.active_tension = root.child_or_empty("active").quantity("tension", Dimension::pressure, 0.0, Range::non_negative());
+  parse_boundary(root.child_or_empty("boundary"), h);
+  h.pressures = parse_pressures(root.child_or_empty("loads"));
+  const Node sim = root.child_or_empty("simulation");
+  h.mode = sim.choice_of<SimulationMode>(
+      "mode", {{"quasi_static", SimulationMode::quasi_static}, {"beat", SimulationMode::beat}},
+      SimulationMode::quasi_static);
+  h.simd = sim.choice("simd", {"auto", "avx512", "avx2", "baseline"}, "auto");
+  if (h.mode == SimulationMode::quasi_static)
+    parse_quasi_static(sim, root, h);
+  else
+    parse_beat(sim, root, base, h);
+  h.probes = parse_probes(root);
   return h;
 }
 
