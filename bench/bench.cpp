@@ -47,7 +47,8 @@ double triad_bandwidth() {
   return best + 0 * a[n / 2];
 }
 
-// The internal forces of one element type on `mesh`, every term on (damping, active tension).
+// The internal forces of one element type on `mesh`, with damping (the active tension is an input:
+// active_inputs).
 std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, const std::string& isa,
                                                   const mech::HexMesh& mesh) {
   if (element == "bourguignon_cani") {
@@ -63,8 +64,6 @@ std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, co
   law.active.beta = 0.1;
   const auto kind = element == "one_point" ? mech::ElementKind::one_point : mech::ElementKind::sampled_axes;
   auto forces = std::make_unique<mech::GuccioneForces>(mesh, std::vector<mech::GuccioneLaw>{law}, kind);
-  const auto n = std::size_t(mesh.n_elements());
-  forces->set_active_tension(std::vector<double>(n, 60.0), std::vector<double>(n, 0.5));
   if (!isa.empty()) forces->use_simd_isa(isa);
   return forces;
 }
@@ -81,16 +80,21 @@ void bench_case(const std::string& element, const std::string& isa, long target,
   const auto* guccione = dynamic_cast<const mech::GuccioneForces*>(model.get());
   const std::string simd = guccione ? std::string(guccione->simd_isa()) : "";
   mech::MassSpringSystem sys(mesh, std::move(model), mech::lumped_masses(mesh, {1.06}));
+  // Every term on: active tension and activation on every element (the passive elements ignore them).
+  const std::vector<double> Ta(std::size_t(mesh.n_elements()), 60.0), activation(Ta.size(), 0.5);
+  const mech::ForceInputs in{1.0, Ta, activation};
   mech::NodeState s = sys.rest_state(0);
   // A small random perturbation so no spring sits exactly at rest.
   for (Eigen::Index i = 0; i < s.x.cols(); ++i) s.x.col(i) += 1e-3 * Eigen::Vector3d(std::sin(1.0 * i), std::cos(2.0 * i), std::sin(3.0 * i));
   const double bytes_per_element = (allocated_bytes() - bytes0) / static_cast<double>(mesh.n_elements());
   const double dt = 1e-4;
-  auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) { sys.forces(x, v, 1.0, f); };
+  auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) {
+    sys.forces(x, v, in, f);
+  };
   for (int t : o.threads) {
     set_thread_count(t);
     mech::NodeState w = s;
-    sys.forces(w.x, w.v, 1.0, w.f);
+    sys.forces(w.x, w.v, in, w.f);
     mech::step(mech::Scheme::verlet, w, 0, dt, forces, nullptr);  // warm-up
     long steps = 0;
     const auto t0 = Clock::now();

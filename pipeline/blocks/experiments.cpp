@@ -113,8 +113,7 @@ ExperimentModel build_model(const RunConfig& cfg) {
         cfg.element.corrective_forces);
   }
   Eigen::VectorXd mass = mech::lumped_masses(m.mesh, {cfg.material.density});
-  m.system = std::make_unique<mech::MassSpringSystem>(m.mesh, std::move(internal), std::move(mass));
-  mech::MassSpringSystem& sys = *m.system;
+  mech::BoundaryConditions bc;  // the experiment's constraints and loads
   const mech::BlockSpec& b = cfg.block;
   const ExperimentParams& x = cfg.experiment;
   const auto boundary = mech::boundary_faces(m.mesh);
@@ -124,20 +123,20 @@ ExperimentModel build_model(const RunConfig& cfg) {
     case ExperimentKind::elongation: {
       if (!x.traction) {
         // Symmetry rollers on the three low faces, the high face of the axis moved along it.
-        for (int ax = 0; ax < 3; ++ax) sys.constraints.push_back(constraint(face_nodes(b, ax, false), 1u << ax));
+        for (int ax = 0; ax < 3; ++ax) bc.constraints.push_back(constraint(face_nodes(b, ax, false), 1u << ax));
         mech::DofConstraint pull = constraint(face_nodes(b, a, true), 1u << a);
         pull.b[a] = x.strain * length(b, a);
-        sys.constraints.push_back(pull);
+        bc.constraints.push_back(pull);
       } else {
         // Roller on the low face; two pins remove the remaining rigid motions but leave the
         // pulled face free to shear (the coupling of the paper's Fig. 6b).
-        sys.constraints.push_back(constraint(face_nodes(b, a, false), 1u << a));
+        bc.constraints.push_back(constraint(face_nodes(b, a, false), 1u << a));
         Eigen::Vector3i origin = Eigen::Vector3i::Zero(), side = Eigen::Vector3i::Zero();
         side[bb] = count(b, bb);
-        sys.constraints.push_back(constraint({mech::block_node(b, origin[0], origin[1], origin[2])},
-                                             static_cast<std::uint8_t>((1u << bb) | (1u << cc))));
-        sys.constraints.push_back(constraint({mech::block_node(b, side[0], side[1], side[2])}, 1u << cc));
-        sys.loads.pressures.push_back({face_quads(m.mesh, boundary, a, b.origin[a] + length(b, a)), -x.stress});
+        bc.constraints.push_back(constraint({mech::block_node(b, origin[0], origin[1], origin[2])},
+                                            static_cast<std::uint8_t>((1u << bb) | (1u << cc))));
+        bc.constraints.push_back(constraint({mech::block_node(b, side[0], side[1], side[2])}, 1u << cc));
+        bc.loads.pressures.push_back({face_quads(m.mesh, boundary, a, b.origin[a] + length(b, a)), -x.stress});
       }
       break;
     }
@@ -153,24 +152,24 @@ ExperimentModel build_model(const RunConfig& cfg) {
       mech::DofConstraint c = constraint(nodes, 0b111);
       c.M(x.axis, x.shear_normal) = x.strain;
       c.b[x.axis] = -x.strain * b.origin[x.shear_normal];
-      sys.constraints.push_back(c);
+      bc.constraints.push_back(c);
       break;
     }
     case ExperimentKind::inflation: {
       // Pressure on every face; three pins remove rigid motions without reactions.
-      sys.loads.pressures.push_back({boundary, x.pressure});
-      sys.constraints.push_back(constraint({mech::block_node(b, 0, 0, 0)}, 0b111));
-      sys.constraints.push_back(constraint({mech::block_node(b, b.nx, 0, 0)}, 0b110));
-      sys.constraints.push_back(constraint({mech::block_node(b, 0, b.ny, 0)}, 0b100));
+      bc.loads.pressures.push_back({boundary, x.pressure});
+      bc.constraints.push_back(constraint({mech::block_node(b, 0, 0, 0)}, 0b111));
+      bc.constraints.push_back(constraint({mech::block_node(b, b.nx, 0, 0)}, 0b110));
+      bc.constraints.push_back(constraint({mech::block_node(b, 0, b.ny, 0)}, 0b100));
       break;
     }
     case ExperimentKind::cantilever: {
-      sys.constraints.push_back(constraint(face_nodes(b, 0, false), 0b111));
-      sys.loads.gravity = x.gravity;
+      bc.constraints.push_back(constraint(face_nodes(b, 0, false), 0b111));
+      bc.loads.gravity = x.gravity;
       break;
     }
   }
-  sys.update_constraint_mask();
+  m.system = std::make_unique<mech::MassSpringSystem>(m.mesh, std::move(internal), std::move(mass), std::move(bc));
   return m;
 }
 
@@ -290,7 +289,7 @@ const char* experiment_name(ExperimentKind k) {
 ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
   const auto t0 = std::chrono::steady_clock::now();
   ExperimentModel model = build_model(cfg);
-  mech::MassSpringSystem& sys = *model.system;
+  const mech::MassSpringSystem& sys = *model.system;
   ExperimentResult res;
   res.state = sys.rest_state(0.0);
 

@@ -56,7 +56,6 @@ BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, B
     : m_sim(sim),
       m_mesh(mesh),
       m_system(*setup.model.system),
-      m_myocardium(*setup.model.myocardium),
       m_cavities(sim.circulation, setup.cavities, mesh.mesh.rest, sim.first_onset + sim.beats * sim.period),
       m_twitch(sim.activation.twitch),
       m_activation_time((setup.activation_time.array() + sim.first_onset).matrix()),
@@ -69,19 +68,19 @@ BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, B
 }
 
 double BeatLoop::stable_dt() const {
-  return mechanics::stable_time_step(mechanics::estimate_max_frequency(m_system, m_state.x),
+  return mechanics::stable_time_step(mechanics::estimate_max_frequency(m_system, m_state.x, 60, inputs()),
                                      m_system.internal().max_damping_time());
 }
 
 void BeatLoop::begin_step() {
   m_twitch.active_tension(m_activation_time, m_t, m_Ta);
-  m_myocardium.set_active_tension(std::vector<double>(m_Ta.data(), m_Ta.data() + m_Ta.size()));
   m_cavities.set_time(m_t);
 }
 
 std::optional<circulation::Overrun> BeatLoop::step() {
+  const mechanics::ForceInputs in = inputs();
   const auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) {
-    m_system.forces(x, v, 1.0, f);
+    m_system.forces(x, v, in, f);
     m_cavities.add_forces(x, f);
   };
   const auto project = [&](Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double) {

@@ -67,12 +67,14 @@ class BeatLoop {
 
  private:
   double stable_dt() const;
+  /// The inputs of the force evaluations: the Ta of the last begin_step() (no pressure loads in the
+  /// system: the cavities add theirs).
+  mechanics::ForceInputs inputs() const { return {1.0, {m_Ta.data(), std::size_t(m_Ta.size())}, {}}; }
   void check_cavity_volumes(const std::vector<double>& volumes_mL);
 
   const HeartSimulation& m_sim;
   const meshing::VoxelMesh& m_mesh;
   mechanics::MassSpringSystem& m_system;
-  mechanics::GuccioneForces& m_myocardium;
   circulation::CavityCoupling m_cavities;
   activation::Twitch m_twitch;
   Eigen::VectorXd m_activation_time;  ///< absolute: first onset + the element's delay [ms]

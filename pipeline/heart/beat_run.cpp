@@ -111,7 +111,7 @@ json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSe
                   {"node_count", loop.mesh().mesh.n_nodes()},
                   {"steps", loop.steps()},
                   {"dt_ms", loop.dt()},
-                  {"simd_isa", std::string(setup.model.myocardium->simd_isa())},
+                  {"simd_isa", std::string(setup.model.myocardium().simd_isa())},
                   {"t_end_ms", loop.time()},
                   {"cavities", cavities},
                   {"heart", heart},

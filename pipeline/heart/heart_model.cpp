@@ -68,7 +68,33 @@ void check_physical_state(const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x
   }
 }
 
-HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& m, double mass_scaling) {
+namespace {
+
+/// The boundary of a heart config: fixed and sliding faces, the pericardium, and `loads`.
+mechanics::BoundaryConditions heart_boundary(const HeartSimulation& sim, const meshing::VoxelMesh& m,
+                                             mechanics::Loads loads) {
+  mechanics::BoundaryConditions bc;
+  bc.loads = std::move(loads);
+  // Boundary conditions (Promayon projection of prescribed positions).
+  for (const auto& f : sim.fixed) bc.constraints.push_back(fixed_nodes(nodes_of(select_quads(f, m)), 0b111));
+  for (const auto& s : sim.sliding) {
+    const Eigen::Vector3d normal = s.tag.empty() ? s.normal : m.axis.base_normal;
+    Eigen::Index axis;
+    if (normal.cwiseAbs().maxCoeff(&axis) < 1 - 1e-9)
+      CARDIO_FAIL(s.where << ": sliding needs a plane normal along x, y or z (the constraint fixes one "
+                             "coordinate); the normal is (" << normal.transpose() << ")");
+    bc.constraints.push_back(fixed_nodes(nodes_of(select_quads(s, m)), static_cast<std::uint8_t>(1u << axis)));
+  }
+  if (sim.pericardium)
+    bc.foundations.push_back(
+        {select_quads(sim.pericardium->surface, m), sim.pericardium->stiffness, sim.pericardium->normal_only});
+  return bc;
+}
+
+}  // namespace
+
+HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& m, double mass_scaling,
+                             mechanics::Loads loads) {
   const mechanics::HexMesh& mesh = m.mesh;
   auto forces = std::make_unique<mechanics::GuccioneForces>(
       mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), sim.material.law), sim.material.element);
@@ -80,7 +106,6 @@ HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMes
     }
   }
   HeartModel model;
-  model.myocardium = forces.get();
   Eigen::VectorXd masses = mass_scaling * m.mass;
   if (sim.selective_mass_scaling > 0) {
     // One tissue density (tissue.density): element mass = density x rest volume, scaled as the nodes.
@@ -90,22 +115,8 @@ HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMes
     masses = std::move(model.selective_mass->nodal_mass);
     model.selective_mass->nodal_mass.resize(0);
   }
-  model.system = std::make_unique<mechanics::MassSpringSystem>(mesh, std::move(forces), masses);
-  mechanics::MassSpringSystem& sys = *model.system;
-
-  // Boundary conditions (Promayon projection of prescribed positions).
-  for (const auto& f : sim.fixed) sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(f, m)), 0b111));
-  for (const auto& s : sim.sliding) {
-    const Eigen::Vector3d normal = s.tag.empty() ? s.normal : m.axis.base_normal;
-    Eigen::Index axis;
-    if (normal.cwiseAbs().maxCoeff(&axis) < 1 - 1e-9)
-      CARDIO_FAIL(s.where << ": sliding needs a plane normal along x, y or z (the constraint fixes one "
-                             "coordinate); the normal is (" << normal.transpose() << ")");
-    sys.constraints.push_back(fixed_nodes(nodes_of(select_quads(s, m)), static_cast<std::uint8_t>(1u << axis)));
-  }
-  sys.update_constraint_mask();
-  if (sim.pericardium)
-    sys.foundations.push_back({select_quads(sim.pericardium->surface, m), sim.pericardium->stiffness, sim.pericardium->normal_only});
+  model.system = std::make_unique<mechanics::MassSpringSystem>(mesh, std::move(forces), masses,
+                                                               heart_boundary(sim, m, std::move(loads)));
   return model;
 }
 

@@ -20,13 +20,17 @@ namespace cardio::pipeline {
 /// sliding boundaries, the pericardium; shared by the quasi-static and the beat modes.
 struct HeartModel {
   std::unique_ptr<mechanics::MassSpringSystem> system;
-  mechanics::GuccioneForces* myocardium = nullptr;  ///< owned by `system`: set its active tension
+  /// The system's internal forces, which build_heart_model makes Guccione forces.
+  const mechanics::GuccioneForces& myocardium() const {
+    return static_cast<const mechanics::GuccioneForces&>(system->internal());
+  }
   /// What selective mass scaling did (nodal_mass emptied), if simulation.selective_mass_scaling > 0.
   std::optional<mechanics::SelectiveMassScaling> selective_mass;
 };
 
-/// Build the model on `mesh` with nodal masses x `mass_scaling`.
-HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, double mass_scaling = 1.0);
+/// Build the model on `mesh` with nodal masses x `mass_scaling` and `loads` (at load factor 1).
+HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, double mass_scaling = 1.0,
+                             mechanics::Loads loads = {});
 
 /// A non-physical state is a failure: throws cardio::Error when an element is inverted (det F <= 0
 /// at one of its 2x2x2 Gauss points, or a NaN position) or a cavity's volume is not positive,

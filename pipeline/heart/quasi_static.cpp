@@ -143,7 +143,7 @@ struct StaticTotals {
 
 /// One load step by Newton's method (mechanics/newton.hpp), from load fraction s_from to s_to.
 StepResult newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& sim, mechanics::NodeState& state,
-                       const mechanics::LoadSetter& set_load, double s_from, double s_to, std::ostream* log) {
+                       const mechanics::LoadPath& path, double s_from, double s_to, std::ostream* log) {
   mechanics::NewtonOptions o;
   o.residual_tol = sim.residual_tol;
   o.update_tol = sim.update_tol;
@@ -151,21 +151,20 @@ StepResult newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& s
   o.max_cuts = sim.load_step_cuts;
   o.linear_solver = sim.linear_solver;
   o.reuse_factorisation = sim.reuse_factorisation;
-  const mechanics::NewtonStats st = newton.solve(state, set_load, s_from, s_to, o, log);
+  const mechanics::NewtonStats st = newton.solve(state, path, s_from, s_to, o, log);
   return {st.converged,   st.iterations, st.cuts,           st.factorisations, st.krylov_iterations,
           st.residual,    st.assemble_seconds, st.solve_seconds};
 }
 
-/// One load step by dynamic relaxation (mechanics/integrators.hpp) at load fraction s.
+/// One load step by dynamic relaxation (mechanics/integrators.hpp), from load fraction s_from to s_to.
 StepResult relaxation_step(const mechanics::MassSpringSystem& sys, const mechanics::HexMesh& mesh,
-                           const HeartSimulation& sim, mechanics::NodeState& state,
-                           const mechanics::LoadSetter& set_load, double s) {
-  set_load(s);
+                           const HeartSimulation& sim, mechanics::NodeState& state, const mechanics::LoadPath& path,
+                           double s_from, double s_to) {
   mechanics::QuasiStaticOptions qs;
-  qs.load_steps = 1;  // the steps are taken by the caller, so that pressure and active tension ramp together
+  qs.load_steps = 1;  // one of the caller's load steps
   qs.residual_tol = sim.residual_tol;
   qs.max_iterations = sim.max_iterations;
-  const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs);
+  const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs, path, s_from, s_to);
   return {r.converged, r.iterations, 0, 0, 0, r.residual, 0, 0};
 }
 
@@ -176,30 +175,30 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   const mechanics::HexMesh& mesh = m.mesh;
   // Before any work: a probe outside the mesh fails the run here, not after the solve.
   const std::vector<ProbeLocation> probe_at = locate_probes(sim.probes, m, log);
-  HeartModel model = build_heart_model(sim, m);
-  mechanics::MassSpringSystem& sys = *model.system;
-  mechanics::GuccioneForces* guccione = model.myocardium;
-  std::vector<mechanics::PressureLoad> full;
-  for (const auto& p : sim.pressures) full.push_back({select_quads(p.surface, m), p.pressure});
+  mechanics::Loads loads;  // the pressures at load fraction 1
+  for (const auto& p : sim.pressures) loads.pressures.push_back({select_quads(p.surface, m), p.pressure});
+  HeartModel model = build_heart_model(sim, m, 1.0, std::move(loads));
+  const mechanics::MassSpringSystem& sys = *model.system;
 
   mechanics::NodeState state = sys.rest_state();
   std::vector<double> Ta(std::size_t(mesh.n_elements()), 0.0), activation(std::size_t(mesh.n_elements()), 0.0);
-  // Pressures and active tension ramp together with the load fraction s.
-  const auto set_load = [&](double s) {
-    sys.loads.pressures = full;
-    for (auto& p : sys.loads.pressures) p.pressure *= s;
+  // Pressures (the load factor) and active tension ramp together with the load fraction s, also
+  // in the solvers' own increments (Newton's cuts).
+  const mechanics::LoadPath path = [&](double s) {
     std::fill(Ta.begin(), Ta.end(), s * sim.active_tension);
     std::fill(activation.begin(), activation.end(), sim.active_tension > 0 ? s : 0.0);
-    guccione->set_active_tension(Ta, activation);
+    return mechanics::ForceInputs{s, Ta, activation};
   };
-  set_load(1.0);  // the pattern of the tangent includes the loaded faces
   std::unique_ptr<mechanics::NewtonSolver> newton;
   if (sim.solver == StaticSolver::newton) newton = std::make_unique<mechanics::NewtonSolver>(sys, mesh);
   StaticTotals totals;
+  // The config's load steps stay an outer loop: each ends with a log line and the check of a
+  // physical state (an inverted element stops the run there), and Newton's own stepping would
+  // start with the whole load. Within a step the solver ramps the inputs along `path`.
   for (int k = 1; k <= sim.load_steps && totals.converged; ++k) {
-    const double s = double(k) / sim.load_steps;
-    const StepResult r = newton ? newton_step(*newton, sim, state, set_load, double(k - 1) / sim.load_steps, s, log)
-                                : relaxation_step(sys, mesh, sim, state, set_load, s);
+    const double s_from = double(k - 1) / sim.load_steps, s = double(k) / sim.load_steps;
+    const StepResult r = newton ? newton_step(*newton, sim, state, path, s_from, s, log)
+                                : relaxation_step(sys, mesh, sim, state, path, s_from, s);
     totals.add(r);
     if (log) {
       std::ostringstream line;
@@ -220,7 +219,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   const double residual = totals.residual;
 
   HeartRunResult out;
-  out.active_tension = Ta;
+  out.active_tension = Ta;  // converged: the last increment's, at load fraction 1
   json probes = json::array();
   for (std::size_t p = 0; p < sim.probes.size(); ++p) probes.push_back(probe(sim.probes[p], probe_at[p], m, state.x));
   json cavities = json::array();
@@ -238,7 +237,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                  {"factorisations", totals.factorisations},
                  {"krylov_iterations", totals.krylov_iterations},
                  {"tangent_assembly_s", totals.assemble_seconds},
-                 {"simd_isa", std::string(model.myocardium->simd_isa())},
+                 {"simd_isa", std::string(model.myocardium().simd_isa())},
                  {"linear_solve_s", totals.solve_seconds},
                  {"load_steps", sim.load_steps},
                  {"element_count", mesh.n_elements()},

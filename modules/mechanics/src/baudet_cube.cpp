@@ -90,7 +90,8 @@ BaudetCubeForces::BaudetCubeForces(const HexMesh& mesh, std::vector<BaudetConsta
   m_schedule = schedule_elements(mesh);
 }
 
-void BaudetCubeForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
+void BaudetCubeForces::do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs&,
+                                     Eigen::Matrix3Xd& f) const {
   const bool with_v = v.cols() == x.cols() && max_damping_time() > 0;  // no gathers when undamped
   for_each_element(m_schedule, [&](std::int32_t e) {
     const Hex& hx = m_hexes[e];
@@ -102,7 +103,7 @@ void BaudetCubeForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix
   });
 }
 
-double BaudetCubeForces::energy(const Eigen::Matrix3Xd& x) const {
+double BaudetCubeForces::do_energy(const Eigen::Matrix3Xd& x, const ForceInputs&) const {
   return deterministic_sum(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
     const Hex& hx = m_hexes[e];
     NodeMatrix fe = NodeMatrix::Zero();

@@ -234,7 +234,8 @@ BourguignonCaniForces::BourguignonCaniForces(const HexMesh& mesh, std::vector<BC
   m_schedule = schedule_elements(mesh);
 }
 
-void BourguignonCaniForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
+void BourguignonCaniForces::do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs&,
+                                          Eigen::Matrix3Xd& f) const {
   const bool with_v = v.cols() == x.cols() && max_damping_time() > 0;  // no gathers when undamped
   const bool with_rest = m_rest.cols() > 0;
   // The schedule makes the scatter race-free and its summation order thread-count independent.
@@ -249,7 +250,7 @@ void BourguignonCaniForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::M
   });
 }
 
-double BourguignonCaniForces::energy(const Eigen::Matrix3Xd& x) const {
+double BourguignonCaniForces::do_energy(const Eigen::Matrix3Xd& x, const ForceInputs&) const {
   const bool with_rest = m_rest.cols() > 0;
   return deterministic_sum(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
     const Hex& hx = m_hexes[e];

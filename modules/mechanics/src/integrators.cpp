@@ -35,12 +35,13 @@ double kinetic_energy(const NodeState& s) {
   return 0.5 * deterministic_sum(s.x.cols(), [&](std::int64_t i) { return s.mass[i] * s.v.col(i).squaredNorm(); });
 }
 
-double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations) {
-  return estimate_max_frequency(sys, x, iterations, nullptr);
+double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations,
+                              const ForceInputs& in) {
+  return estimate_max_frequency(sys, x, iterations, nullptr, in);
 }
 
 double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations,
-                              Eigen::Matrix3Xd* vector) {
+                              Eigen::Matrix3Xd* vector, const ForceInputs& in) {
   const std::int64_t n = x.cols();
   const Eigen::Matrix3Xd& free = sys.free_mask();
   const Eigen::VectorXd& m = sys.mass();
@@ -69,10 +70,10 @@ double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3X
     const double eps = 1e-7 * sys.min_edge() / umax;
     xp = x + eps * u;
     fp.setZero(3, n);
-    sys.internal().add_forces(xp, none, fp);
+    sys.internal().add_forces(xp, none, in, fp);
     xp = x - eps * u;
     fm.setZero(3, n);
-    sys.internal().add_forces(xp, none, fm);
+    sys.internal().add_forces(xp, none, in, fm);
     // y = M^-1 K u with K u = -(f(x + eps u) - f(x - eps u)) / (2 eps), restricted to free DOFs.
     parallel_for(n, [&](std::int64_t i) {
       y.col(i) = (-(fp.col(i) - fm.col(i)) / (2 * eps) / m[i]).cwiseProduct(free.col(i));
@@ -113,9 +114,10 @@ void check_state(const MassSpringSystem& sys, const HexMesh& mesh, const NodeSta
 }
 
 QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh& mesh, NodeState& s,
-                                     const QuasiStaticOptions& o) {
+                                     const QuasiStaticOptions& o, const LoadPath& path, double s_from, double s_to) {
   CARDIO_CHECK(o.dt >= 0 && o.dt_safety > 0 && o.dt_safety <= 1, "quasi-static solver: bad time step settings");
   CARDIO_CHECK(o.load_steps >= 1, "quasi-static solver needs at least one load step");
+  CARDIO_CHECK(path, "quasi-static solver needs a load path");
   CARDIO_CHECK(o.rollback_move > 0 && o.max_rollbacks >= 0 && o.reestimate_iterations >= 1,
                "quasi-static solver: bad rollback / re-estimate settings");
   QuasiStaticResult res;
@@ -127,10 +129,11 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
   Eigen::Matrix3Xd mode;        // power-iteration vector, carried over (warm start)
   Eigen::Matrix3Xd x_estimate;  // positions at the last estimate
   Eigen::Matrix3Xd x_restart;   // checkpoint: positions at the last restart from rest
+  ForceInputs in;  // the inputs of the current load step
   auto estimate = [&](const Eigen::Matrix3Xd& x, int iterations) {
     ++res.estimates;
     x_estimate = x;
-    return o.dt_safety * stable_time_step(estimate_max_frequency(sys, x, iterations, &mode), tau);
+    return o.dt_safety * stable_time_step(estimate_max_frequency(sys, x, iterations, &mode, in), tau);
   };
   // Largest free-DOF force relative to the largest load or reaction, at the forces s.f of s.x.
   auto measure_residual = [&](double lf) {
@@ -146,11 +149,14 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
     res.residual = r_free / res.force_scale;
   };
   for (int k = 1; k <= o.load_steps; ++k) {
-    const double lf = static_cast<double>(k) / o.load_steps;
+    const double step_fraction = static_cast<double>(k) / o.load_steps;
+    const double fraction = k == o.load_steps ? s_to : s_from + (s_to - s_from) * step_fraction;
+    in = path(fraction);
+    const double lf = in.load_factor;
     s.v.setZero();
     sys.project(s.x, s.v, lf, 0.0);
     auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) {
-      sys.forces(x, v, lf, f);
+      sys.forces(x, v, in, f);
     };
     auto project = [&](Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double) { sys.project(x, v, lf, 0.0); };
     forces(s.x, s.v, 0, s.f);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 
 #include "cardio/core/error.hpp"
@@ -125,8 +126,10 @@ SampledElementData GuccioneForces::sampled_element(std::int32_t e) const {
   return m_sampled->get(std::size_t(e));
 }
 
-void GuccioneForces::set_active_tension(std::vector<double> Ta, std::vector<double> activation) {
+void GuccioneForces::check_inputs(const ForceInputs& in) const {
   const std::size_t n = m_hexes.size();
+  const auto& Ta = in.active_tension;
+  const auto& activation = in.activation;
   CARDIO_CHECK(Ta.empty() || Ta.size() == n, "active tension has " << Ta.size() << " values for " << n << " elements");
   CARDIO_CHECK(activation.empty() || activation.size() == n,
                "activation has " << activation.size() << " values for " << n << " elements");
@@ -135,19 +138,24 @@ void GuccioneForces::set_active_tension(std::vector<double> Ta, std::vector<doub
   for (std::size_t e = 0; e < activation.size(); ++e)
     CARDIO_CHECK(activation[e] >= 0 && activation[e] <= 1,
                  "activation of element " << e << " is " << activation[e] << " (must be in [0, 1])");
-  m_Ta = std::move(Ta);
-  m_activation = std::move(activation);
 }
 
-double GuccioneForces::element_forces(std::int32_t e, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) const {
+namespace {
+// Element i's value of a per-element input (zero when the input is empty).
+double value_at(std::span<const double> values, std::size_t i) { return values.empty() ? 0.0 : values[i]; }
+}  // namespace
+
+double GuccioneForces::element_forces(std::int32_t e, double Ta, double a, const NodeMatrix& x, const NodeMatrix* v,
+                                      NodeMatrix& f) const {
   const std::size_t i = std::size_t(e);
   const GuccioneLaw& law = m_laws[m_material[i]];
-  const double Ta = m_Ta.empty() ? 0.0 : m_Ta[i], a = m_activation.empty() ? 0.0 : m_activation[i];
   if (m_kind == ElementKind::sampled_axes) return sampled_element_forces(m_sampled->get(i), law, Ta, a, x, v, f);
   return guccione_element_forces(m_data[i], &m_hg[i], law, Ta, a, x, v, f);
 }
 
-void GuccioneForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
+void GuccioneForces::do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& inputs,
+                                   Eigen::Matrix3Xd& f) const {
+  check_inputs(inputs);
   const bool with_v = v.cols() == x.cols() && max_damping_time() > 0;
   if (m_sampled) {
     detail::SampledBatchInput in;
@@ -159,8 +167,8 @@ void GuccioneForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3X
     in.blocks = m_sampled->blocks.data();
     in.material = m_material.data();
     in.material_constants = m_sampled->material_constants.data();
-    in.Ta = m_Ta.empty() ? nullptr : m_Ta.data();
-    in.activation = m_activation.empty() ? nullptr : m_activation.data();
+    in.Ta = inputs.active_tension.empty() ? nullptr : inputs.active_tension.data();
+    in.activation = inputs.activation.empty() ? nullptr : inputs.activation.data();
     for_each_chunk(m_schedule, [&](std::int32_t begin, std::int32_t end) { m_sampled->kernel.run(in, begin, end); });
     return;
   }
@@ -170,15 +178,22 @@ void GuccioneForces::add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3X
     const NodeMatrix xe = gather(x, hx);
     NodeMatrix ve, fe = NodeMatrix::Zero();
     if (with_v) ve = gather(v, hx);
-    element_forces(e, xe, with_v ? &ve : nullptr, fe);
-    for (int i = 0; i < 8; ++i) f.col(hx[i]) += fe.col(i);
+    const std::size_t i = std::size_t(e);
+    element_forces(e, value_at(inputs.active_tension, i), value_at(inputs.activation, i), xe, with_v ? &ve : nullptr,
+                   fe);
+    for (int k = 0; k < 8; ++k) f.col(hx[k]) += fe.col(k);
   });
 }
 
-void GuccioneForces::element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const {
+void GuccioneForces::do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in,
+                                          ElementStiffness& K) const {
   CARDIO_CHECK(m_kind == ElementKind::sampled_axes, "the one-point element has no tangent stiffness");
   const std::size_t i = std::size_t(e);
-  const double Ta = m_Ta.empty() ? 0.0 : m_Ta[i], a = m_activation.empty() ? 0.0 : m_activation[i];
+  CARDIO_CHECK(in.active_tension.empty() || in.active_tension.size() == m_hexes.size(),
+               "active tension has " << in.active_tension.size() << " values for " << m_hexes.size() << " elements");
+  CARDIO_CHECK(in.activation.empty() || in.activation.size() == m_hexes.size(),
+               "activation has " << in.activation.size() << " values for " << m_hexes.size() << " elements");
+  const double Ta = value_at(in.active_tension, i), a = value_at(in.activation, i);
   // The kernel on SIMD dual numbers (sampled_axes_dual.hpp); sampled_element_stiffness is its
   // Eigen-AutoDiff reference.
   const NodeMatrix xe = gather(x, m_hexes[i]);
@@ -188,10 +203,13 @@ void GuccioneForces::element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x
   K = rows;
 }
 
-double GuccioneForces::energy(const Eigen::Matrix3Xd& x) const {
+double GuccioneForces::do_energy(const Eigen::Matrix3Xd& x, const ForceInputs& in) const {
+  check_inputs(in);
   return deterministic_sum(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
     NodeMatrix fe = NodeMatrix::Zero();
-    return element_forces(std::int32_t(e), gather(x, m_hexes[std::size_t(e)]), nullptr, fe);
+    const std::size_t i = std::size_t(e);
+    return element_forces(std::int32_t(e), value_at(in.active_tension, i), value_at(in.activation, i),
+                          gather(x, m_hexes[i]), nullptr, fe);
   });
 }
 

@@ -55,7 +55,7 @@ void NewtonSolver::Impl::build_pattern() {
       for (std::int32_t b : nodes) nb[std::size_t(a)].push_back(b);
   };
   for (const Hex& h : mesh.hexes) link(h);
-  for (const auto& pl : sys.loads.pressures)
+  for (const auto& pl : sys.loads().pressures)
     for (const Quad& q : pl.faces) link(q);
   for (auto& v : nb) {
     std::sort(v.begin(), v.end());
@@ -147,20 +147,21 @@ void NewtonSolver::Impl::assemble(const Eigen::Matrix3Xd& x, bool project) {
     const std::int64_t count = std::min(kChunk, ne - first);
     parallel_for(count, [&](std::int64_t k) {
       ElementStiffness& Kk = Ke[std::size_t(k)];
-      sys.internal().element_stiffness(std::int32_t(first + k), x, Kk);
+      sys.internal().element_stiffness(std::int32_t(first + k), x, in, Kk);
       if (project) project_to_positive_part(Kk);
     });
     for (std::int64_t k = 0; k < count; ++k) add_element(std::size_t(first + k), Ke[std::size_t(k)]);
   }
-  sys.add_boundary_stiffness(x, 1.0, [&](std::int32_t a, std::int32_t b, const Eigen::Matrix3d& k) { add_block(a, b, k); });
+  sys.add_boundary_stiffness(x, in.load_factor,
+                             [&](std::int32_t a, std::int32_t b, const Eigen::Matrix3d& k) { add_block(a, b, k); });
 }
 
 double NewtonSolver::Impl::residual(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const {
   const Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, x.cols());
-  sys.forces(x, v, 1.0, f);
+  sys.forces(x, v, in, f);
   if (!f.allFinite()) return INFINITY;
   Eigen::Matrix3Xd fext = Eigen::Matrix3Xd::Zero(3, x.cols());
-  sys.add_loads(x, 1.0, fext);
+  sys.add_loads(x, in.load_factor, fext);
   const Eigen::Matrix3Xd& free = sys.free_mask();
   const double r_free = f.cwiseProduct(free).cwiseAbs().maxCoeff();
   const double r_fixed = (f - f.cwiseProduct(free)).cwiseAbs().maxCoeff();
@@ -215,17 +216,18 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
   return false;
 }
 
-NewtonStats NewtonSolver::solve(NodeState& s, const LoadSetter& set_load, double s_from, double s_to,
+NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_from, double s_to,
                                 const NewtonOptions& o, std::ostream* log) {
+  CARDIO_CHECK(path, "Newton: no load path");
   NewtonStats st;
   const Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, s.x.cols());
   double done = s_from, step = s_to - s_from;
   while (done < s_to) {
     const double target = std::min(s_to, done + step);
     const Eigen::Matrix3Xd x_saved = s.x;
-    set_load(target);
+    m->in = path(target);
     Eigen::Matrix3Xd vv = v;
-    m->sys.project(s.x, vv, 1.0, 0.0);
+    m->sys.project(s.x, vv, m->in.load_factor, 0.0);
     if (m->iterate(s, o, st, log)) {
       done = target;
       ++st.increments;
@@ -237,13 +239,12 @@ NewtonStats NewtonSolver::solve(NodeState& s, const LoadSetter& set_load, double
     step *= 0.5;
     if (log) *log << "  newton: increment to load " << target << " did not converge; halving it" << std::endl;
     if (st.cuts > o.max_cuts) {
-      set_load(done);
       st.converged = false;
       return st;
     }
   }
   s.v.setZero();
-  m->sys.forces(s.x, s.v, 1.0, s.f);
+  m->sys.forces(s.x, s.v, m->in, s.f);
   st.converged = true;
   return st;
 }
@@ -253,7 +254,8 @@ NewtonSolver::~NewtonSolver() = default;
 
 std::int64_t NewtonSolver::free_index(std::int64_t n, int i) const { return m->dof[std::size_t(3 * n + i)]; }
 
-Eigen::MatrixXd NewtonSolver::dense_tangent(const Eigen::Matrix3Xd& x) {
+Eigen::MatrixXd NewtonSolver::dense_tangent(const Eigen::Matrix3Xd& x, const ForceInputs& in) {
+  m->in = in;
   m->assemble(x);
   return Eigen::MatrixXd(m->K);
 }

@@ -32,6 +32,7 @@ struct NewtonSolver::Impl {
   double next_mu = 0;  // the diagonal shift to try first (0: none)
   bool factor_is_exact = false;  // the held factor is of an unshifted tangent
   bool reuse_pays = false;       // the tangent is likely close to the factorised one (see iterate())
+  ForceInputs in;                // the inputs of the current load increment (solve())
 
   Impl(const MassSpringSystem& s, const HexMesh& m);
 

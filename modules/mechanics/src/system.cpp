@@ -8,8 +8,9 @@
 
 namespace cardio::mechanics {
 
-MassSpringSystem::MassSpringSystem(const HexMesh& mesh, std::unique_ptr<InternalForces> internal, Eigen::VectorXd mass)
-    : m_internal(std::move(internal)), m_rest(mesh.rest), m_mass(std::move(mass)) {
+MassSpringSystem::MassSpringSystem(const HexMesh& mesh, std::unique_ptr<InternalForces> internal, Eigen::VectorXd mass,
+                                   BoundaryConditions boundary)
+    : m_internal(std::move(internal)), m_boundary(std::move(boundary)), m_rest(mesh.rest), m_mass(std::move(mass)) {
   CARDIO_CHECK(m_mass.size() == m_rest.cols(), "mass vector has " << m_mass.size() << " entries for "
                                                                    << m_rest.cols() << " nodes");
   for (Eigen::Index i = 0; i < m_mass.size(); ++i)
@@ -19,35 +20,47 @@ MassSpringSystem::MassSpringSystem(const HexMesh& mesh, std::unique_ptr<Internal
   constexpr int edges[12][2] = {{0, 1}, {3, 2}, {4, 5}, {7, 6}, {0, 3}, {1, 2}, {4, 7}, {5, 6}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
   for (const Hex& h : mesh.hexes)
     for (const auto& e : edges) m_min_edge = std::min(m_min_edge, (m_rest.col(h[e[0]]) - m_rest.col(h[e[1]])).norm());
-  update_constraint_mask();
-}
-
-void MassSpringSystem::update_constraint_mask() {
+  check_nodes();
   m_free = Eigen::Matrix3Xd::Ones(3, m_rest.cols());
-  for (const DofConstraint& c : constraints)
-    for (std::int32_t n : c.nodes) {
-      CARDIO_CHECK(n >= 0 && n < m_rest.cols(), "constraint names node " << n << " outside the mesh");
+  for (const DofConstraint& c : m_boundary.constraints)
+    for (std::int32_t n : c.nodes)
       for (int i = 0; i < 3; ++i)
         if (c.mask >> i & 1u) m_free(i, n) = 0;
-    }
 }
 
-NodeState MassSpringSystem::rest_state(double s) const {
+void MassSpringSystem::check_nodes() const {
+  const auto check = [&](std::int32_t n, const char* what) {
+    CARDIO_CHECK(n >= 0 && n < m_rest.cols(), what << " names node " << n << " outside the mesh");
+  };
+  for (const DofConstraint& c : m_boundary.constraints)
+    for (std::int32_t n : c.nodes) check(n, "constraint");
+  for (const NodalLoad& l : m_boundary.loads.nodal)
+    for (std::int32_t n : l.nodes) check(n, "nodal load");
+  for (const PressureLoad& p : m_boundary.loads.pressures)
+    for (const Quad& q : p.faces)
+      for (std::int32_t n : q) check(n, "pressure face");
+  for (const ElasticFoundation& fd : m_boundary.foundations)
+    for (const Quad& q : fd.faces)
+      for (std::int32_t n : q) check(n, "elastic foundation face");
+}
+
+NodeState MassSpringSystem::rest_state(const ForceInputs& in) const {
   NodeState st;
   st.x = m_rest;
   st.v = Eigen::Matrix3Xd::Zero(3, m_rest.cols());
   st.f.resize(3, m_rest.cols());
   st.mass = m_mass;
-  project(st.x, st.v, s, 0.0);
-  forces(st.x, st.v, s, st.f);
+  project(st.x, st.v, in.load_factor, 0.0);
+  forces(st.x, st.v, in, st.f);
   return st;
 }
 
-void MassSpringSystem::forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double s, Eigen::Matrix3Xd& f) const {
+void MassSpringSystem::forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
+                              Eigen::Matrix3Xd& f) const {
   f.setZero(3, x.cols());
-  m_internal->add_forces(x, v, f);
+  m_internal->add_forces(x, v, in, f);
   add_foundation_forces(x, f);
-  add_loads(x, s, f);
+  add_loads(x, in.load_factor, f);
 }
 
 std::pair<Eigen::Vector3d, double> MassSpringSystem::foundation_share(const ElasticFoundation& fd, const Quad& q) const {
@@ -60,7 +73,7 @@ std::pair<Eigen::Vector3d, double> MassSpringSystem::foundation_share(const Elas
 
 void MassSpringSystem::add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const {
   // Serial over faces (the boundary is small and its quads share nodes): a deterministic order.
-  for (const ElasticFoundation& fd : foundations) {
+  for (const ElasticFoundation& fd : m_boundary.foundations) {
     if (fd.stiffness == 0) continue;
     for (const Quad& q : fd.faces) {
       const auto [N, kA] = foundation_share(fd, q);
@@ -75,16 +88,16 @@ void MassSpringSystem::add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::M
 
 void MassSpringSystem::add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Matrix3Xd& f) const {
   if (s == 0) return;
-  if (!loads.gravity.isZero()) {
-    const Eigen::Vector3d g = s * loads.gravity;
+  if (!m_boundary.loads.gravity.isZero()) {
+    const Eigen::Vector3d g = s * m_boundary.loads.gravity;
     parallel_for(x.cols(), [&](std::int64_t n) { f.col(n) += m_mass[n] * g; });
   }
-  for (const NodalLoad& l : loads.nodal)
+  for (const NodalLoad& l : m_boundary.loads.nodal)
     for (std::int32_t n : l.nodes) f.col(n) += s * l.force;
   // Follower pressure: f_i = -p int N_i (x_xi x x_eta) dxi deta, exact with 2x2 Gauss points
   // (the integrand is bi-quadratic). Serial over faces: the boundary is small and shares nodes.
   const double gp[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
-  for (const PressureLoad& pl : loads.pressures) {
+  for (const PressureLoad& pl : m_boundary.loads.pressures) {
     const double p = s * pl.pressure;
     if (p == 0) continue;
     for (const Quad& q : pl.faces) {
@@ -113,7 +126,7 @@ Eigen::Matrix3d cross_matrix(const Eigen::Vector3d& v) {
 }  // namespace
 
 void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double s, const BlockAdder& add) const {
-  for (const ElasticFoundation& fd : foundations) {
+  for (const ElasticFoundation& fd : m_boundary.foundations) {
     if (fd.stiffness == 0) continue;
     for (const Quad& q : fd.faces) {
       const auto [N, kA] = foundation_share(fd, q);
@@ -125,7 +138,7 @@ void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double 
   // Follower pressure (add_loads): f_a = -p sum_gauss N_a n, n = (x_xi x x_eta) / 4, so
   // d f_a / d x_b = -p sum N_a (c_b (-[x_eta]x) + d_b [x_xi]x) / 4 with c_b = dx_xi/dx_b, d_b = dx_eta/dx_b.
   const double gp[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
-  for (const PressureLoad& pl : loads.pressures) {
+  for (const PressureLoad& pl : m_boundary.loads.pressures) {
     const double p = s * pl.pressure;
     if (p == 0) continue;
     for (const Quad& q : pl.faces) {
@@ -153,7 +166,7 @@ void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double 
 }
 
 void MassSpringSystem::project(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double s, double s_dot) const {
-  for (const DofConstraint& c : constraints)
+  for (const DofConstraint& c : m_boundary.constraints)
     for (std::int32_t n : c.nodes) {
       const Eigen::Vector3d X = m_rest.col(n);
       const Eigen::Vector3d u = c.M * X + c.b;

@@ -116,21 +116,21 @@ TEST_P(GuccioneHomogeneous, EnergyEqualsContinuumAndInteriorIsInEquilibrium) {
   double worst = 0;
   for (const Case cs : {Case{0, 0}, Case{6.0, 0}, Case{0, 0.8}, Case{4.0, 0.5}}) {
     GuccioneForces model(mesh, {law});
-    std::vector<double> Ta(mesh.n_elements(), cs.Ta), act(mesh.n_elements(), cs.a);
-    model.set_active_tension(Ta, act);
+    const std::vector<double> Ta(mesh.n_elements(), cs.Ta), act(mesh.n_elements(), cs.a);
+    const ForceInputs in{1.0, Ta, act};
     const Reference ref = reference_of(law, cs.Ta, cs.a);
     for (double t : {0.05, 0.10, 0.15})
       for (const auto& [name, Fm] : deformations(t)) {
         const M3 F = R * Fm * R.transpose();
         const Eigen::Matrix3Xd x = (F * mesh.rest).colwise() + V3(0.3, 0.1, -0.2);
-        const double W = model.energy(x);
+        const double W = model.energy(x, in);
         const double W_ref = volume * ref_W(ref, Fm);
         const double err = std::abs(W - W_ref) / std::max(std::abs(W_ref), 1e-12);
         worst = std::max(worst, err);
         EXPECT_LT(err, 1e-11) << name << " t " << t << " Ta " << cs.Ta << " a " << cs.a << ": " << W << " vs " << W_ref;
         // Homogeneous stress: interior nodes carry no net force.
         Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
-        model.add_forces(x, Eigen::Matrix3Xd(), f);
+        model.add_forces(x, Eigen::Matrix3Xd(), in, f);
         double interior = 0;
         for (std::int64_t i = 0; i < mesh.n_nodes(); ++i) {
           const V3 u = (mesh.rest.col(i) - V3(1, -2, 0.5)) / 0.8;
@@ -322,19 +322,21 @@ struct Solved {
 Solved solve(const HexMesh& mesh, const GuccioneLaw& law, std::vector<DofConstraint> constraints, double Ta = 0,
              double a = 0) {
   auto model = std::make_unique<GuccioneForces>(mesh, std::vector<GuccioneLaw>{law});
-  model->set_active_tension(std::vector<double>(mesh.n_elements(), Ta), std::vector<double>(mesh.n_elements(), a));
-  MassSpringSystem sys(mesh, std::move(model), lumped_masses(mesh, {1.0}));
-  sys.constraints = std::move(constraints);
-  sys.update_constraint_mask();
-  NodeState s = sys.rest_state(0.0);
+  const std::vector<double> Tas(mesh.n_elements(), Ta), as(mesh.n_elements(), a);
+  BoundaryConditions bc;
+  bc.constraints = std::move(constraints);
+  MassSpringSystem sys(mesh, std::move(model), lumped_masses(mesh, {1.0}), std::move(bc));
+  // The prescribed displacements ramp, the active tension is on from the start.
+  const LoadPath path = [&](double s) { return ForceInputs{s, Tas, as}; };
+  NodeState s = sys.rest_state(path(0.0));
   QuasiStaticOptions opt;
   opt.load_steps = 3;
   opt.residual_tol = 1e-11;
   Solved out;
-  out.result = solve_quasi_static(sys, mesh, s, opt);
+  out.result = solve_quasi_static(sys, mesh, s, opt, path);
   out.x = s.x;
   out.f_internal = Eigen::Matrix3Xd::Zero(3, s.x.cols());
-  sys.internal().add_forces(s.x, Eigen::Matrix3Xd(), out.f_internal);
+  sys.internal().add_forces(s.x, Eigen::Matrix3Xd(), path(1.0), out.f_internal);
   return out;
 }
 
@@ -343,19 +345,20 @@ Solved solve(const HexMesh& mesh, const GuccioneLaw& law, std::vector<DofConstra
 Solved newton_solve(const HexMesh& mesh, const GuccioneLaw& law, std::vector<DofConstraint> constraints, double Ta,
                     double a) {
   auto owned = std::make_unique<GuccioneForces>(mesh, std::vector<GuccioneLaw>{law});
-  owned->set_active_tension(std::vector<double>(mesh.n_elements(), Ta), std::vector<double>(mesh.n_elements(), a));
   const GuccioneForces& model = *owned;
-  MassSpringSystem sys(mesh, std::move(owned), lumped_masses(mesh, {1.0}));
-  sys.constraints = std::move(constraints);
-  sys.update_constraint_mask();
-  NodeState s = sys.rest_state(1.0);
+  const std::vector<double> Tas(mesh.n_elements(), Ta), as(mesh.n_elements(), a);
+  const ForceInputs in{1.0, Tas, as};
+  BoundaryConditions bc;
+  bc.constraints = std::move(constraints);
+  MassSpringSystem sys(mesh, std::move(owned), lumped_masses(mesh, {1.0}), std::move(bc));
+  NodeState s = sys.rest_state(in);
   const Eigen::Map<const Eigen::VectorXd> free(sys.free_mask().data(), sys.free_mask().size());
   std::vector<Eigen::Index> dofs;
   for (Eigen::Index i = 0; i < free.size(); ++i)
     if (free[i] != 0) dofs.push_back(i);
   Solved out;
   for (int it = 0; it < 50; ++it) {
-    const Eigen::VectorXd f = testing::flat_forces(model, s.x);
+    const Eigen::VectorXd f = testing::flat_forces(model, s.x, in);
     Eigen::VectorXd r(dofs.size());
     for (std::size_t k = 0; k < dofs.size(); ++k) r[k] = f[dofs[k]];
     out.result.residual = r.cwiseAbs().maxCoeff();
@@ -364,7 +367,7 @@ Solved newton_solve(const HexMesh& mesh, const GuccioneLaw& law, std::vector<Dof
       out.result.converged = true;
       break;
     }
-    const Eigen::MatrixXd K = testing::fd_stiffness(model, s.x);
+    const Eigen::MatrixXd K = testing::fd_stiffness(model, s.x, 1e-6, in);
     Eigen::MatrixXd Kff(dofs.size(), dofs.size());
     for (std::size_t i = 0; i < dofs.size(); ++i)
       for (std::size_t j = 0; j < dofs.size(); ++j) Kff(i, j) = K(dofs[i], dofs[j]);
@@ -373,7 +376,7 @@ Solved newton_solve(const HexMesh& mesh, const GuccioneLaw& law, std::vector<Dof
   }
   out.x = s.x;
   out.f_internal = Eigen::Matrix3Xd::Zero(3, s.x.cols());
-  model.add_forces(s.x, Eigen::Matrix3Xd(), out.f_internal);
+  model.add_forces(s.x, Eigen::Matrix3Xd(), in, out.f_internal);
   return out;
 }
 
@@ -482,12 +485,12 @@ TEST(GuccioneActive, FibreForceIsTaLambdaPerRestArea) {
       const HexMesh mesh = make_block({n, n, n, 1.0, V3::Zero()}, oblique ? testing::oblique_fibres() : aligned());
       const V3 f0 = mesh.fibre.col(0);
       GuccioneForces model(mesh, {law});
-      model.set_active_tension(std::vector<double>(mesh.n_elements(), 12.0));
+      const std::vector<double> Ta(mesh.n_elements(), 12.0);
       for (double lam : {0.85, 1.0, 1.15}) {
         const M3 F = M3::Identity() + (lam - 1) * f0 * f0.transpose();
         const Eigen::Matrix3Xd x = F * mesh.rest;
         Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
-        model.add_forces(x, Eigen::Matrix3Xd(), f);
+        model.add_forces(x, Eigen::Matrix3Xd(), {1.0, Ta, {}}, f);
         V3 reaction = V3::Zero();
         for (std::int32_t i : nodes_where(mesh, [&](const V3& X) { return X[0] == n; })) reaction -= f.col(i);
         const V3 expected = 12.0 * lam * f0 * f0[0] * (n * n);
@@ -639,7 +642,7 @@ TEST(GuccioneForces, ThreadCountDoesNotChangeForces) {
   GuccioneForces model(mesh, {law});
   std::vector<double> Ta(mesh.n_elements()), act(mesh.n_elements());
   for (std::int64_t e = 0; e < mesh.n_elements(); ++e) Ta[e] = 0.01 * e, act[e] = (e % 7) / 7.0;
-  model.set_active_tension(Ta, act);
+  const ForceInputs in{1.0, Ta, act};
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<double> u(-0.05, 0.05);
   Eigen::Matrix3Xd x = mesh.rest, v(3, mesh.n_nodes());
@@ -650,8 +653,8 @@ TEST(GuccioneForces, ThreadCountDoesNotChangeForces) {
   for (int k = 0; k < 2; ++k) {
     set_thread_count(k + 1);
     f[k] = Eigen::Matrix3Xd::Zero(3, x.cols());
-    model.add_forces(x, v, f[k]);
-    W[k] = model.energy(x);
+    model.add_forces(x, v, in, f[k]);
+    W[k] = model.energy(x, in);
   }
   set_thread_count(previous);
   EXPECT_EQ(std::memcmp(f[0].data(), f[1].data(), sizeof(double) * f[0].size()), 0);
@@ -667,10 +670,17 @@ TEST(GuccioneForces, RejectsBadInput) {
   bad.active.beta = 1.0;
   EXPECT_THROW(GuccioneForces(mesh, {bad}), Error);
   GuccioneForces model(mesh, {GuccioneLaw{}});
-  EXPECT_THROW(model.set_active_tension({1.0}), Error);
-  EXPECT_THROW(model.set_active_tension({1.0, 1.0}, {0.5, 1.5}), Error);
-  EXPECT_NO_THROW(model.set_active_tension({1.0, 2.0}, {0.5, 1.0}));
-  EXPECT_NO_THROW(model.set_active_tension({}));
+  // The inputs are checked at every evaluation: one value per element (or none), finite Ta, a in [0, 1].
+  Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, mesh.n_nodes());
+  const auto forces = [&](std::vector<double> Ta, std::vector<double> a) {
+    model.add_forces(mesh.rest, Eigen::Matrix3Xd(), {1.0, Ta, a}, f);
+  };
+  EXPECT_THROW(forces({1.0}, {}), Error);
+  EXPECT_THROW(forces({1.0, 1.0}, {0.5, 1.5}), Error);
+  EXPECT_THROW(forces({1.0, NAN}, {}), Error);
+  EXPECT_THROW(model.energy(mesh.rest, {1.0, std::vector<double>{1.0, 2.0, 3.0}, {}}), Error);
+  EXPECT_NO_THROW(forces({1.0, 2.0}, {0.5, 1.0}));
+  EXPECT_NO_THROW(forces({}, {}));
 }
 
 // The continuum helpers of the header agree with the test's reference.

@@ -21,8 +21,8 @@ namespace {
 // fixed, a follower pressure on the x = 3 face and a normal foundation on the y = 0 face.
 struct LoadedBlock {
   HexMesh mesh;
-  GuccioneForces* myocardium = nullptr;
   std::unique_ptr<MassSpringSystem> sys;
+  std::vector<double> Ta, activation;  // the storage of the inputs (inputs())
 };
 
 LoadedBlock loaded_block() {
@@ -33,8 +33,7 @@ LoadedBlock loaded_block() {
   GuccioneLaw law;
   law.bulk = 200;
   auto forces = std::make_unique<GuccioneForces>(b.mesh, std::vector<GuccioneLaw>{law}, ElementKind::sampled_axes);
-  b.myocardium = forces.get();
-  b.sys = std::make_unique<MassSpringSystem>(b.mesh, std::move(forces), lumped_masses(b.mesh, {1.06}));
+  BoundaryConditions bc;
   DofConstraint fixed;
   std::vector<Quad> loaded, supported;
   for (const Quad& q : boundary_faces(b.mesh)) {
@@ -45,28 +44,30 @@ LoadedBlock loaded_block() {
     if (c.x() > 3 - 1e-9) loaded.push_back(q);
     if (c.y() < 1e-9) supported.push_back(q);
   }
-  b.sys->constraints.push_back(fixed);
-  b.sys->update_constraint_mask();
-  b.sys->loads.pressures.push_back({loaded, 4.0});
-  b.sys->foundations.push_back({supported, 0.5, true});
+  bc.constraints.push_back(fixed);
+  bc.loads.pressures.push_back({loaded, 4.0});
+  bc.foundations.push_back({supported, 0.5, true});
+  b.sys = std::make_unique<MassSpringSystem>(b.mesh, std::move(forces), lumped_masses(b.mesh, {1.06}), std::move(bc));
   return b;
 }
 
-void set_load(LoadedBlock& b, double s) {
-  b.sys->loads.pressures[0].pressure = 4.0 * s;
+// The load path: pressure and active tension ramp together with s.
+ForceInputs inputs(LoadedBlock& b, double s) {
   const auto n = std::size_t(b.mesh.n_elements());
-  b.myocardium->set_active_tension(std::vector<double>(n, 30.0 * s), std::vector<double>(n, 0.0));
+  b.Ta.assign(n, 30.0 * s);
+  b.activation.assign(n, 0.0);
+  return {s, b.Ta, b.activation};
 }
 
 TEST(Newton, AssembledTangentIsTheDerivativeOfTheSystemForces) {
   LoadedBlock b = loaded_block();
-  set_load(b, 1.0);
+  const ForceInputs in = inputs(b, 1.0);
   NewtonSolver newton(*b.sys, b.mesh);
   std::mt19937_64 rng(5);
   Eigen::Matrix3Xd x = b.mesh.rest + 0.08 * Eigen::Matrix3Xd::Random(3, b.mesh.n_nodes());
   Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, x.cols());
   b.sys->project(x, v, 1.0, 0.0);
-  const Eigen::MatrixXd K = newton.dense_tangent(x);
+  const Eigen::MatrixXd K = newton.dense_tangent(x, in);
   Eigen::MatrixXd fd = Eigen::MatrixXd::Zero(K.rows(), K.cols());
   const double h = 1e-6;
   Eigen::Matrix3Xd fp(3, x.cols()), fm(3, x.cols());
@@ -77,8 +78,8 @@ TEST(Newton, AssembledTangentIsTheDerivativeOfTheSystemForces) {
       Eigen::Matrix3Xd xp = x, xm = x;
       xp(j, nb) += h;
       xm(j, nb) -= h;
-      b.sys->forces(xp, v, 1.0, fp);
-      b.sys->forces(xm, v, 1.0, fm);
+      b.sys->forces(xp, v, in, fp);
+      b.sys->forces(xm, v, in, fm);
       for (std::int64_t na = 0; na < b.mesh.n_nodes(); ++na)
         for (int i = 0; i < 3; ++i)
           if (const std::int64_t row = newton.free_index(na, i); row >= 0) fd(row, col) = -(fp(i, na) - fm(i, na)) / (2 * h);
@@ -95,19 +96,18 @@ TEST(Newton, ConvergesQuadraticallyToTheDynamicRelaxationEquilibrium) {
   o.residual_tol = 1e-10;
   o.linear_solver = LinearSolver::lu;  // the full tangent: the open face's follower load is not symmetric
   std::ostringstream log;
-  const NewtonStats st = newton.solve(sa, [&](double s) { set_load(a, s); }, 0.0, 1.0, o, &log);
+  const NewtonStats st = newton.solve(sa, [&](double s) { return inputs(a, s); }, 0.0, 1.0, o, &log);
   ASSERT_TRUE(st.converged) << log.str();
   std::cout << log.str();
   // The exact tangent: a handful of iterations per increment (quadratic convergence).
   EXPECT_LE(st.iterations, 12);
   EXPECT_EQ(st.cuts, 0);
-  // Dynamic relaxation of the same problem at full load.
-  set_load(b, 1.0);
+  // Dynamic relaxation of the same problem along the same load path.
   NodeState sb = b.sys->rest_state();
   QuasiStaticOptions q;
   q.residual_tol = 1e-10;
   q.load_steps = 4;
-  ASSERT_TRUE(solve_quasi_static(*b.sys, b.mesh, sb, q).converged);
+  ASSERT_TRUE(solve_quasi_static(*b.sys, b.mesh, sb, q, [&](double s) { return inputs(b, s); }).converged);
   const double moved = (sb.x - b.mesh.rest).cwiseAbs().maxCoeff();
   EXPECT_GT(moved, 0.05);  // a real deformation
   EXPECT_LT((sa.x - sb.x).cwiseAbs().maxCoeff(), 1e-6 * moved);
@@ -122,7 +122,7 @@ TEST(Newton, CholeskyVariantsReachTheSameEquilibriumAsLu) {
     NodeState s = b.sys->rest_state();
     NewtonSolver newton(*b.sys, b.mesh);
     o.residual_tol = 1e-10;
-    const NewtonStats st = newton.solve(s, [&](double f) { set_load(b, f); }, 0.0, 1.0, o);
+    const NewtonStats st = newton.solve(s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, o);
     EXPECT_TRUE(st.converged);
     return std::make_pair(Eigen::Matrix3Xd(s.x - b.mesh.rest), st);
   };
@@ -150,7 +150,7 @@ TEST(Newton, SameBitsAtAnyThreadCount) {
     LoadedBlock b = loaded_block();
     NodeState s = b.sys->rest_state();
     NewtonSolver newton(*b.sys, b.mesh);
-    ASSERT_TRUE(newton.solve(s, [&](double f) { set_load(b, f); }, 0.0, 1.0, NewtonOptions{}).converged);
+    ASSERT_TRUE(newton.solve(s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, NewtonOptions{}).converged);
     x.push_back(s.x);
   }
   EXPECT_EQ((x[0] - x[1]).cwiseAbs().maxCoeff(), 0.0);

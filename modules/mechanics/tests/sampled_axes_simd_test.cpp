@@ -70,7 +70,6 @@ Eigen::Matrix3Xd reference_forces(const Case& c, const GuccioneForces& model) {
 TEST(SampledAxesSimd, EveryRunnableBuildMatchesTheReferenceKernel) {
   const Case c = mixed_case();
   GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes);
-  model.set_active_tension(c.Ta, c.activation);
   const Eigen::Matrix3Xd expected = reference_forces(c, model);
   ASSERT_TRUE(expected.allFinite());
   const std::vector<std::string> isas = runnable_simd_isas();
@@ -79,7 +78,7 @@ TEST(SampledAxesSimd, EveryRunnableBuildMatchesTheReferenceKernel) {
   for (const std::string& isa : isas) {
     model.use_simd_isa(isa);
     Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, c.x.cols());
-    model.add_forces(c.x, c.v, f);
+    model.add_forces(c.x, c.v, {1.0, c.Ta, c.activation}, f);
     // The same formulas per element, in lanes: agreement to rounding (FMA contraction differs).
     EXPECT_LT((f - expected).cwiseAbs().maxCoeff(), 1e-12 * expected.cwiseAbs().maxCoeff()) << isa;
   }
@@ -89,13 +88,12 @@ TEST(SampledAxesSimd, EveryRunnableBuildMatchesTheReferenceKernel) {
 TEST(SampledAxesSimd, EveryBuildsTangentMatchesTheAutoDiffReference) {
   const Case c = mixed_case();
   GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes);
-  model.set_active_tension(c.Ta, c.activation);
   for (const std::string& isa : runnable_simd_isas()) {
     model.use_simd_isa(isa);
     for (std::int32_t e : {0, 7, 37, 59}) {
       const std::size_t i = std::size_t(e);
       ElementStiffness K, reference;
-      model.element_stiffness(e, c.x, K);
+      model.element_stiffness(e, c.x, {1.0, c.Ta, c.activation}, K);
       sampled_element_stiffness(model.sampled_element(e), c.laws[c.mesh.material[i]], c.Ta[i], c.activation[i],
                                 gather(c.x, c.mesh.hexes[i]), reference);
       ASSERT_TRUE(reference.allFinite());

@@ -115,11 +115,11 @@ TEST(SampledAxes, InteriorNodesOfADistortedPatchAreInEquilibriumUnderAffineMotio
   const std::int32_t centre = block_node(spec, 1, 1, 1);
   mesh.rest.col(centre) += V3(0.17, -0.11, 0.08);
   GuccioneForces model(mesh, {active_law()}, ElementKind::sampled_axes);
-  model.set_active_tension(std::vector<double>(8, 20.0), std::vector<double>(8, 0.4));
+  const std::vector<double> Ta(8, 20.0), activation(8, 0.4);
   const M3 F = M3::Identity() + 0.2 * M3::Random();
   const Eigen::Matrix3Xd x = F * mesh.rest;
   Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
-  model.add_forces(x, Eigen::Matrix3Xd(), f);
+  model.add_forces(x, Eigen::Matrix3Xd(), {1.0, Ta, activation}, f);
   EXPECT_LT(f.col(centre).norm(), 1e-10 * f.colwise().norm().maxCoeff());
   EXPECT_GT(f.colwise().norm().maxCoeff(), 1e-3);  // the boundary does carry the stress
 }
@@ -200,18 +200,18 @@ TEST(SampledAxes, ProductionKernelIsObjective) {
   std::mt19937_64 rng(13);
   const HexMesh mesh = make_block({3, 2, 2, 0.7, V3(1, 2, 3)}, FibreField{FibreField::Kind::random});
   GuccioneForces model(mesh, {active_law()}, ElementKind::sampled_axes);
-  model.set_active_tension(std::vector<double>(std::size_t(mesh.n_elements()), 15.0),
-                           std::vector<double>(std::size_t(mesh.n_elements()), 0.5));
+  const std::vector<double> Ta(std::size_t(mesh.n_elements()), 15.0), activation(Ta.size(), 0.5);
+  const ForceInputs in{1.0, Ta, activation};
   Eigen::Matrix3Xd x = mesh.rest + 0.08 * Eigen::Matrix3Xd::Random(3, mesh.n_nodes());
-  const Eigen::VectorXd f0 = testing::flat_forces(model, x);
-  const double W0 = model.energy(x);
+  const Eigen::VectorXd f0 = testing::flat_forces(model, x, in);
+  const double W0 = model.energy(x, in);
   for (int k = 0; k < 3; ++k) {
     const M3 Q = testing::random_rotation(rng);
     const Eigen::Matrix3Xd y = (Q * x).colwise() + V3(4, -2, 7);
-    const Eigen::VectorXd f1 = testing::flat_forces(model, y);
+    const Eigen::VectorXd f1 = testing::flat_forces(model, y, in);
     Eigen::Matrix3Xd rotated = Q * Eigen::Map<const Eigen::Matrix3Xd>(f0.data(), 3, x.cols());
     EXPECT_LT((f1 - Eigen::Map<const Eigen::VectorXd>(rotated.data(), rotated.size())).norm(), 1e-10 * f0.norm());
-    EXPECT_NEAR(model.energy(y), W0, 1e-11 * std::abs(W0));
+    EXPECT_NEAR(model.energy(y, in), W0, 1e-11 * std::abs(W0));
   }
 }
 

@@ -15,22 +15,24 @@
 
 namespace cardio::mechanics::testing {
 
-/// Internal forces of a model as a flat vector at flat positions.
-inline Eigen::VectorXd flat_forces(const InternalForces& model, const Eigen::Matrix3Xd& x) {
+/// Internal forces of a model (at inputs `in`) as a flat vector at flat positions.
+inline Eigen::VectorXd flat_forces(const InternalForces& model, const Eigen::Matrix3Xd& x,
+                                   const ForceInputs& in = {}) {
   Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
-  model.add_forces(x, Eigen::Matrix3Xd(), f);
+  model.add_forces(x, Eigen::Matrix3Xd(), in, f);
   return Eigen::Map<const Eigen::VectorXd>(f.data(), f.size());
 }
 
-/// Linearised stiffness K = -df/dx by central differences (step h_fd).
-inline Eigen::MatrixXd fd_stiffness(const InternalForces& model, const Eigen::Matrix3Xd& x, double h_fd = 1e-6) {
+/// Linearised stiffness K = -df/dx by central differences (step h_fd) at inputs `in`.
+inline Eigen::MatrixXd fd_stiffness(const InternalForces& model, const Eigen::Matrix3Xd& x, double h_fd = 1e-6,
+                                    const ForceInputs& in = {}) {
   const Eigen::Index n = x.size();
   Eigen::MatrixXd K(n, n);
   for (Eigen::Index j = 0; j < n; ++j) {
     Eigen::Matrix3Xd xp = x, xm = x;
     xp.data()[j] += h_fd;
     xm.data()[j] -= h_fd;
-    K.col(j) = -(flat_forces(model, xp) - flat_forces(model, xm)) / (2 * h_fd);
+    K.col(j) = -(flat_forces(model, xp, in) - flat_forces(model, xm, in)) / (2 * h_fd);
   }
   return K;
 }

@@ -23,13 +23,16 @@ class BaudetCubeForces final : public InternalForces {
   /// constants[k] for material index k. `corrective` switches eq. 9 on (default) or off.
   BaudetCubeForces(const HexMesh& mesh, std::vector<BaudetConstants> constants, bool corrective = true);
 
-  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const override;
-  double energy(const Eigen::Matrix3Xd& x) const override;
   bool conservative() const override { return !m_corrective; }
   double max_damping_time() const override;
   std::string_view name() const override { return "baudet_cube"; }
 
  private:
+  /// Passive: the inputs' active part is ignored.
+  void do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
+                     Eigen::Matrix3Xd& f) const override;
+  double do_energy(const Eigen::Matrix3Xd& x, const ForceInputs& in) const override;
+
   std::vector<Hex> m_hexes;
   Eigen::Matrix3Xd m_rest;
   std::vector<std::uint16_t> m_material;

@@ -72,8 +72,6 @@ class BourguignonCaniForces final : public InternalForces {
   /// (connectivity, rest positions); it need not outlive this object.
   BourguignonCaniForces(const HexMesh& mesh, std::vector<BCModuli> materials);
 
-  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const override;
-  double energy(const Eigen::Matrix3Xd& x) const override;
   bool conservative() const override { return true; }
   double max_damping_time() const override;
   std::string_view name() const override { return "bourguignon_cani"; }
@@ -83,6 +81,11 @@ class BourguignonCaniForces final : public InternalForces {
   std::size_t bytes() const;
 
  private:
+  /// Passive: the inputs' active part is ignored.
+  void do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
+                     Eigen::Matrix3Xd& f) const override;
+  double do_energy(const Eigen::Matrix3Xd& x, const ForceInputs& in) const override;
+
   std::vector<Hex> m_hexes;
   Eigen::Matrix3Xd m_rest;
   std::vector<BCElementData> m_data;

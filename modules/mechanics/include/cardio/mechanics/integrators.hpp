@@ -22,16 +22,18 @@ using ProjectFn = std::function<void(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, d
 /// half-step velocity, which keeps the scheme explicit.
 void step(Scheme scheme, NodeState& s, double t, double dt, const ForceFn& forces, const ProjectFn& project);
 
-/// Largest angular frequency of the linearised free system at x [rad/ms], by power iteration
-/// on M^-1 K with finite-difference stiffness products (deterministic start vector).
-double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations = 60);
+/// Largest angular frequency of the linearised free system at x [rad/ms] with the internal forces
+/// at `in` (the active tension stiffens the fibres), by power iteration on M^-1 K with
+/// finite-difference stiffness products (deterministic start vector).
+double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations = 60,
+                              const ForceInputs& in = {});
 
 /// The same, warm-started: if `vector` holds a 3 x n field with free components it is the start
 /// vector (e.g. the previous call's, or a blowing-up velocity field), otherwise the deterministic
 /// random start is used; on return it holds the last iterate for the next call. A few iterations
 /// from a good start vector track the largest frequency of a slowly changing (stiffening) state.
 double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations,
-                              Eigen::Matrix3Xd* vector);
+                              Eigen::Matrix3Xd* vector, const ForceInputs& in = {});
 
 /// Critical time step of central differences with viscous damping tau (damping force tau k v):
 /// dt = (2 / w)(sqrt(1 + z^2) - z), z = w tau / 2 [ms].
@@ -43,7 +45,7 @@ void check_state(const MassSpringSystem& sys, const HexMesh& mesh, const NodeSta
                  long step_index, double t);
 
 struct QuasiStaticOptions {
-  int load_steps = 1;            ///< load factor raised in equal increments to 1
+  int load_steps = 1;            ///< load fraction raised in equal increments (to s_to)
   double residual_tol = 1e-8;    ///< stop when max free residual <= tol * force scale
   long max_iterations = 1000000; ///< per load step
   double dt = 0;                 ///< pseudo time step [ms]; 0: estimated at each load step
@@ -83,8 +85,13 @@ struct QuasiStaticResult {
 /// last restart with half the step (options above). Converged when the largest free-DOF force
 /// falls below residual_tol times the largest external load or reaction. Deterministic: the
 /// result does not depend on the thread count.
+///
+/// The load fraction goes from s_from (the state s.x is converged there) to s_to in
+/// options.load_steps equal steps; `path` gives the inputs of each (by default the loads scaled by
+/// the fraction), so that pressures and active tension can ramp together.
 QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh& mesh, NodeState& s,
-                                     const QuasiStaticOptions& options);
+                                     const QuasiStaticOptions& options, const LoadPath& path = proportional_load,
+                                     double s_from = 0, double s_to = 1);
 
 /// Kinetic energy [mN mm] (deterministic sum).
 double kinetic_energy(const NodeState& s);

@@ -1,9 +1,12 @@
 #pragma once
 /// @file internal_forces.hpp
 /// The element force models share one interface, so the system, the integrators and the
-/// experiments do not depend on the element type.
+/// experiments do not depend on the element type. A model is immutable after construction: what
+/// changes over time (the load factor, the active tension) is passed to every evaluation.
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string_view>
 
 namespace cardio::mechanics {
@@ -12,15 +15,39 @@ namespace cardio::mechanics {
 /// of the element's node j (VTK order).
 using ElementStiffness = Eigen::Matrix<double, 24, 24>;
 
+/// The time-dependent inputs of one force evaluation. The spans are read during the call only
+/// (the caller owns the values). Passive element models ignore the active part.
+struct ForceInputs {
+  double load_factor = 1;                  ///< scales the loads and prescribed displacements (system.hpp)
+  std::span<const double> active_tension;  ///< Ta [kPa] per element; empty: zero everywhere
+  std::span<const double> activation;      ///< a in [0, 1] per element; empty: zero everywhere
+};
+
+/// The inputs at load fraction s in [0, 1] of a quasi-static solve (loads, active tension, ... as
+/// they ramp together). The spans of the returned inputs must stay valid until the next call.
+using LoadPath = std::function<ForceInputs(double s)>;
+
+/// The default path: the loads scaled by s, no active tension.
+inline ForceInputs proportional_load(double s) { return ForceInputs{s, {}, {}}; }
+
+/// Internal forces of a mesh. The public calls are non-virtual (the passive ones supply default
+/// inputs); element models implement the do_ functions.
 class InternalForces {
  public:
   virtual ~InternalForces() = default;
   /// f += internal (elastic + damping) forces [mN] at positions x [mm], velocities v [mm/ms].
-  virtual void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v,
-                          Eigen::Matrix3Xd& f) const = 0;
-  /// Stored elastic energy [mN mm = uJ] of the conservative part of the model.
-  virtual double energy(const Eigen::Matrix3Xd& x) const = 0;
-  /// Whether add_forces (without damping) is exactly -grad energy.
+  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
+                  Eigen::Matrix3Xd& f) const {
+    do_add_forces(x, v, in, f);
+  }
+  /// The same without active tension.
+  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const {
+    do_add_forces(x, v, ForceInputs{}, f);
+  }
+  /// Stored elastic energy [mN mm = uJ] of the conservative part of the model (with the active
+  /// potential of the inputs, if the model has one).
+  double energy(const Eigen::Matrix3Xd& x, const ForceInputs& in = {}) const { return do_energy(x, in); }
+  /// Whether add_forces (without damping) is exactly -grad energy at fixed inputs.
   virtual bool conservative() const = 0;
   /// Largest damping time tau [ms] of any spring (for the stable-step estimate).
   virtual double max_damping_time() const = 0;
@@ -28,8 +55,22 @@ class InternalForces {
   /// For Newton's method: whether element_stiffness is available.
   virtual bool has_stiffness() const { return false; }
   /// K = -df/dx of the elastic forces (no damping) of element e at the node positions x (3 x n).
-  virtual void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const {
-    (void)e, (void)x;
+  void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in,
+                         ElementStiffness& K) const {
+    do_element_stiffness(e, x, in, K);
+  }
+  /// The same without active tension.
+  void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const {
+    do_element_stiffness(e, x, ForceInputs{}, K);
+  }
+
+ private:
+  virtual void do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
+                             Eigen::Matrix3Xd& f) const = 0;
+  virtual double do_energy(const Eigen::Matrix3Xd& x, const ForceInputs& in) const = 0;
+  virtual void do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in,
+                                    ElementStiffness& K) const {
+    (void)e, (void)x, (void)in;
     K.setConstant(0.0 / 0.0);
   }
 };

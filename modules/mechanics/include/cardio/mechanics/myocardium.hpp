@@ -39,19 +39,9 @@ class GuccioneForces final : public InternalForces {
   GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind = ElementKind::one_point);
   ~GuccioneForces() override;
 
-  /// Active tension Ta [kPa] and activation a in [0, 1] per element, set by the caller before
-  /// each force evaluation (an empty vector means zero everywhere). Not thread-safe against a
-  /// concurrent add_forces.
-  void set_active_tension(std::vector<double> Ta_per_element, std::vector<double> activation_per_element = {});
-  const std::vector<double>& active_tension() const { return m_Ta; }
-  const std::vector<double>& activation() const { return m_activation; }
-
-  void add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, Eigen::Matrix3Xd& f) const override;
-  /// Potential energy at the current Ta and activation: includes the active potential
-  /// sum V0 Ta E_ff, so it can be negative in a contracting element.
-  double energy(const Eigen::Matrix3Xd& x) const override;
-  /// True: at fixed Ta and activation, add_forces without damping is exactly -grad energy. When
-  /// the caller changes them over time the energy is not conserved (work of the activation).
+  /// True: at fixed inputs (Ta, activation), add_forces without damping is exactly -grad energy,
+  /// whose active potential sum V0 Ta E_ff can make it negative in a contracting element. When the
+  /// caller changes Ta over time the energy is not conserved (work of the activation).
   bool conservative() const override { return true; }
   double max_damping_time() const override;
   std::string_view name() const override {
@@ -61,7 +51,6 @@ class GuccioneForces final : public InternalForces {
   /// The exact tangent (automatic differentiation) of the sampled-axes element; the one-point
   /// element has none (its quasi-static problems use dynamic relaxation).
   bool has_stiffness() const override { return m_kind == ElementKind::sampled_axes; }
-  void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const override;
 
   /// Instruction set of the sampled-axes element loop, the widest the CPU runs ("avx512", "avx2"
   /// or "baseline"); empty for the one-point element.
@@ -78,8 +67,17 @@ class GuccioneForces final : public InternalForces {
   const std::vector<GuccioneHourglass>& hourglass() const { return m_hg; }
 
  private:
-  /// Forces and energy of element e at its node positions (the kind's kernel).
-  double element_forces(std::int32_t e, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) const;
+  /// The active tension Ta [kPa] and activation a in [0, 1] of every element (ForceInputs): sizes
+  /// (one value per element or none) and values checked.
+  void check_inputs(const ForceInputs& in) const;
+  void do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
+                     Eigen::Matrix3Xd& f) const override;
+  double do_energy(const Eigen::Matrix3Xd& x, const ForceInputs& in) const override;
+  void do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in,
+                            ElementStiffness& K) const override;
+  /// Forces and energy of element e at its node positions (the kind's kernel) with its Ta and a.
+  double element_forces(std::int32_t e, double Ta, double a, const NodeMatrix& x, const NodeMatrix* v,
+                        NodeMatrix& f) const;
 
   std::vector<Hex> m_hexes;
   std::vector<BCElementData> m_data;
@@ -88,7 +86,6 @@ class GuccioneForces final : public InternalForces {
   std::vector<GuccioneHourglass> m_hg;  ///< per element (one-point)
   std::unique_ptr<detail::SampledElements> m_sampled;  ///< SIMD blocks (sampled axes)
   ElementKind m_kind = ElementKind::one_point;
-  std::vector<double> m_Ta, m_activation;
   ElementSchedule m_schedule;
 };
 

@@ -47,28 +47,26 @@ struct NewtonStats {
   double assemble_seconds = 0, solve_seconds = 0;
 };
 
-/// Puts the system in the state of load fraction s (pressures, active tension, ...).
-using LoadSetter = std::function<void(double s)>;
-
 class NewtonSolver {
  public:
   /// The sparsity pattern of the free coordinates is built once. sys.internal() must have a
-  /// stiffness (InternalForces::has_stiffness), and the prescribed coordinates stay where
-  /// sys.project(x, v, 1, 0) puts them.
+  /// stiffness (InternalForces::has_stiffness); the pattern includes the faces of its pressure loads.
   NewtonSolver(const MassSpringSystem& sys, const HexMesh& mesh);
   ~NewtonSolver();
   NewtonSolver(const NewtonSolver&) = delete;
   NewtonSolver& operator=(const NewtonSolver&) = delete;
 
-  /// Equilibrium at load fraction s_to from the converged state s.x at s_from (forces evaluated
-  /// with sys.forces(x, 0, 1)). Logs every iteration (residual, update, line-search step) to log
-  /// if given. On failure s.x holds the last converged state and converged is false.
-  NewtonStats solve(NodeState& s, const LoadSetter& set_load, double s_from, double s_to, const NewtonOptions& o,
+  /// Equilibrium at load fraction s_to from the converged state s.x at s_from. Each load increment
+  /// (the first the whole range, halved on failure, doubled after a success) evaluates the forces
+  /// at path(s) of its end fraction s and projects the prescribed coordinates at its load factor.
+  /// Logs every iteration (residual, update, line-search step) to log if given. On failure s.x
+  /// holds the last converged state and converged is false.
+  NewtonStats solve(NodeState& s, const LoadPath& path, double s_from, double s_to, const NewtonOptions& o,
                     std::ostream* log = nullptr);
 
-  /// The tangent K = -df/dx on the free coordinates at x (sys as set by the last set_load), as
-  /// assembled for the solver: for checks against finite differences.
-  Eigen::MatrixXd dense_tangent(const Eigen::Matrix3Xd& x);
+  /// The tangent K = -df/dx on the free coordinates at x with the inputs `in`, as assembled for
+  /// the solver: for checks against finite differences.
+  Eigen::MatrixXd dense_tangent(const Eigen::Matrix3Xd& x, const ForceInputs& in = {});
   /// Index of free coordinate i of node n in the tangent, or -1 if prescribed.
   std::int64_t free_index(std::int64_t n, int i) const;
 

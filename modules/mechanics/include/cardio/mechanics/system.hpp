@@ -64,27 +64,43 @@ struct ElasticFoundation {
   bool normal_only = true;  ///< true: resists only the normal displacement (the tissue slides)
 };
 
-/// Internal forces + loads + constraints + masses.
-class MassSpringSystem {
- public:
-  MassSpringSystem(const HexMesh& mesh, std::unique_ptr<InternalForces> internal, Eigen::VectorXd mass);
-
+/// What acts on the body besides its elements, given to the system at construction: loads,
+/// prescribed displacements, elastic supports.
+struct BoundaryConditions {
   Loads loads;
   std::vector<DofConstraint> constraints;
   std::vector<ElasticFoundation> foundations;
+};
+
+/// Internal forces + loads + constraints + masses. Immutable after construction: the
+/// time-dependent inputs (load factor, active tension) are arguments of each evaluation.
+class MassSpringSystem {
+ public:
+  /// Checks the masses and every node index of the boundary conditions; computes the free mask.
+  MassSpringSystem(const HexMesh& mesh, std::unique_ptr<InternalForces> internal, Eigen::VectorXd mass,
+                   BoundaryConditions boundary = {});
 
   const InternalForces& internal() const { return *m_internal; }
+  const Loads& loads() const { return m_boundary.loads; }
+  const std::vector<DofConstraint>& constraints() const { return m_boundary.constraints; }
+  const std::vector<ElasticFoundation>& foundations() const { return m_boundary.foundations; }
   const Eigen::Matrix3Xd& rest() const { return m_rest; }
   const Eigen::VectorXd& mass() const { return m_mass; }
   std::int64_t n_nodes() const { return m_rest.cols(); }
   /// Smallest element edge length at rest [mm] (instability detection scale).
   double min_edge() const { return m_min_edge; }
 
-  /// A state at rest (x = rest, v = 0) with forces evaluated at load factor s.
-  NodeState rest_state(double s = 0.0) const;
+  /// A state at rest (x = rest, v = 0, projected) with forces evaluated at `in`.
+  NodeState rest_state(const ForceInputs& in) const;
+  /// The same at load factor s without active tension.
+  NodeState rest_state(double s = 0.0) const { return rest_state(proportional_load(s)); }
 
-  /// f = internal(x, v) + foundations(x) + loads at factor s.
-  void forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double s, Eigen::Matrix3Xd& f) const;
+  /// f = internal(x, v; in) + foundations(x) + loads at factor in.load_factor.
+  void forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in, Eigen::Matrix3Xd& f) const;
+  /// The same at load factor s without active tension.
+  void forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double s, Eigen::Matrix3Xd& f) const {
+    forces(x, v, proportional_load(s), f);
+  }
   /// Elastic foundation forces at x (added into f).
   void add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
   /// External loads only at factor s (added into f).
@@ -98,15 +114,15 @@ class MassSpringSystem {
   void project(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double s, double s_dot) const;
   /// 3 x n mask, 1 where the component is free (not prescribed).
   const Eigen::Matrix3Xd& free_mask() const { return m_free; }
-  /// Rebuild the free mask after editing `constraints`.
-  void update_constraint_mask();
 
  private:
+  void check_nodes() const;
   /// Rest unit normal N of a foundation quad and the stiffness k A / 4 each of its nodes carries
   /// (zero for a degenerate quad).
   std::pair<Eigen::Vector3d, double> foundation_share(const ElasticFoundation& fd, const Quad& q) const;
 
   std::unique_ptr<InternalForces> m_internal;
+  BoundaryConditions m_boundary;
   Eigen::Matrix3Xd m_rest;
   Eigen::VectorXd m_mass;
   Eigen::Matrix3Xd m_free;
