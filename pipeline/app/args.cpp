@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -109,109 +110,139 @@ void check_batch_threads(const Args& a) {
                                                       std::to_string(a.jobs * a.threads) + " threads");
 }
 
-}  // namespace
+/// The value of the option being read (exits 2 when it has none).
+using Value = std::function<std::string()>;
 
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "cardiac: " << msg << "\n(see cardiac --help)\n";
-  std::exit(pipeline::kExitUsage);
+/// -o, --resume, --threads, --set, --no-figures; false if `s` is none of them.
+bool read_run_option(Args& a, const std::string& s, const Value& value) {
+  if (s == "-o" || s == "--output") {
+    a.outdir = value();
+    return true;
+  }
+  if (s == "--resume") {
+    a.resume = true;
+    a.outdir = value();
+    return true;
+  }
+  if (s == "--threads") {
+    a.thread_list = parse_list<int>(value(), "--threads");
+    return true;
+  }
+  if (s == "--set") {
+    a.overrides.push_back(value());
+    return true;
+  }
+  if (s == "--no-figures") {
+    a.figures = false;
+    return true;
+  }
+  return false;
 }
 
-Args parse_args(int argc, char** argv) {
-  Args a;
-  std::vector<std::string> v(argv + 1, argv + argc);
-  if (v.empty()) usage_error("missing command");
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::string& s = v[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= v.size()) usage_error(s + " needs a value");
-      return v[++i];
-    };
-    if (s == "-h" || s == "--help") {
-      std::cout << kHelp;
-      std::exit(0);
-    } else if (s == "--version") {
-      std::cout << "cardiac " << CARDIO_VERSION << "\n";
-      std::exit(0);
-    } else if (s == "-o" || s == "--output") {
-      a.outdir = value();
-    } else if (s == "--resume") {
-      a.resume = true;
-      a.outdir = value();
-    } else if (s == "--threads") {
-      a.thread_list = parse_list<int>(value(), "--threads");
-    } else if (s == "--set") {
-      a.overrides.push_back(value());
-    } else if (s == "--sizes") {
-      a.sizes = parse_list<long>(value(), "--sizes");
-    } else if (s == "--element" || s == "--elements") {
-      std::stringstream ss(value());
-      for (std::string item; std::getline(ss, item, ',');) {
-        if (bench::bench_element(item).empty())
-          usage_error(s + ": expected heart, sampled_axes, one_point, bourguignon_cani or baudet, got '" + item + "'");
-        a.elements.push_back(item);
-      }
-    } else if (s == "--seconds") {
-      const auto secs = parse_list<double>(value(), "--seconds");
-      if (secs.size() != 1) usage_error("--seconds takes one number");
-      a.seconds = secs[0];
-    } else if (s == "--isa") {
-      if (value() != "all") usage_error("--isa: expected all (default: the widest SIMD build only)");
-      a.all_isas = true;
-    } else if (s == "--json") {
-      a.json = value();
-    } else if (s == "--voxel-size") {
-      const auto h = parse_list<double>(value(), "--voxel-size");
-      if (h.size() != 1) usage_error("--voxel-size takes one number [mm]");
-      a.voxel_size = h[0];
-    } else if (s == "--fibres") {
-      a.fibres = value();
-      if (a.fibres != "land_benchmark" && a.fibres != "streeter")
-        usage_error("--fibres: expected land_benchmark or streeter, got '" + a.fibres + "'");
-    } else if (s == "--rotate") {
-      const std::string r = value();
-      std::stringstream ss(r);
-      for (std::string item; std::getline(ss, item, ',');) {
-        try {
-          std::size_t used = 0;
-          a.rotate.push_back(std::stod(item, &used));
-          if (used != item.size()) throw std::invalid_argument(item);
-        } catch (...) {
-          usage_error("--rotate: expected AX,AY,AZ,DEG (axis and angle in degrees), got '" + r + "'");
-        }
-      }
-      if (a.rotate.size() != 4 || Eigen::Vector3d(a.rotate[0], a.rotate[1], a.rotate[2]).norm() == 0)
-        usage_error("--rotate: expected AX,AY,AZ,DEG with a non-zero axis, got '" + r + "'");
-    } else if (s == "--format") {
-      a.format = value();
-      if (a.format != "nii.gz" && a.format != "nii" && a.format != "mha" && a.format != "nrrd")
-        usage_error("--format: expected nii.gz, nii, mha or nrrd, got '" + a.format + "'");
-    } else if (s == "--executor") {
-      a.executor = value();
-      if (a.executor != "local" && a.executor != "slurm")
-        usage_error("--executor: expected local or slurm, got '" + a.executor + "'");
-    } else if (s == "-j" || s == "--jobs") {
-      const auto j = parse_list<int>(value(), s);
-      if (j.size() != 1) usage_error(s + " takes one number");
-      a.jobs = j[0];
-      a.jobs_given = true;
-    } else if (s == "--submit") {
-      a.submit = true;
-    } else if (s == "--wait") {
-      a.wait = true;
-    } else if (s == "--skip-invalid") {
-      a.skip_invalid = true;
-    } else if (s == "--no-figures") {
-      a.figures = false;
-    } else if (!s.empty() && s[0] == '-') {
-      usage_error("unknown option " + s);
-    } else if (a.command.empty()) {
-      a.command = s;
-    } else if (a.config.empty()) {
-      a.config = s;
-    } else {
-      usage_error("unexpected argument " + s);
-    }
+/// --sizes, --element(s), --seconds, --isa, --json (bench); false if `s` is none of them.
+bool read_bench_option(Args& a, const std::string& s, const Value& value) {
+  if (s == "--sizes") {
+    a.sizes = parse_list<long>(value(), "--sizes");
+    return true;
   }
+  if (s == "--element" || s == "--elements") {
+    std::stringstream ss(value());
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (bench::bench_element(item).empty())
+        usage_error(s + ": expected heart, sampled_axes, one_point, bourguignon_cani or baudet, got '" + item + "'");
+      a.elements.push_back(item);
+    }
+    return true;
+  }
+  if (s == "--seconds") {
+    const auto secs = parse_list<double>(value(), "--seconds");
+    if (secs.size() != 1) usage_error("--seconds takes one number");
+    a.seconds = secs[0];
+    return true;
+  }
+  if (s == "--isa") {
+    if (value() != "all") usage_error("--isa: expected all (default: the widest SIMD build only)");
+    a.all_isas = true;
+    return true;
+  }
+  if (s == "--json") {
+    a.json = value();
+    return true;
+  }
+  return false;
+}
+
+/// --voxel-size, --fibres, --rotate, --format (phantom); false if `s` is none of them.
+bool read_phantom_option(Args& a, const std::string& s, const Value& value) {
+  if (s == "--voxel-size") {
+    const auto h = parse_list<double>(value(), "--voxel-size");
+    if (h.size() != 1) usage_error("--voxel-size takes one number [mm]");
+    a.voxel_size = h[0];
+    return true;
+  }
+  if (s == "--fibres") {
+    a.fibres = value();
+    if (a.fibres != "land_benchmark" && a.fibres != "streeter")
+      usage_error("--fibres: expected land_benchmark or streeter, got '" + a.fibres + "'");
+    return true;
+  }
+  if (s == "--rotate") {
+    const std::string r = value();
+    std::stringstream ss(r);
+    for (std::string item; std::getline(ss, item, ',');) {
+      try {
+        std::size_t used = 0;
+        a.rotate.push_back(std::stod(item, &used));
+        if (used != item.size()) throw std::invalid_argument(item);
+      } catch (...) {
+        usage_error("--rotate: expected AX,AY,AZ,DEG (axis and angle in degrees), got '" + r + "'");
+      }
+    }
+    if (a.rotate.size() != 4 || Eigen::Vector3d(a.rotate[0], a.rotate[1], a.rotate[2]).norm() == 0)
+      usage_error("--rotate: expected AX,AY,AZ,DEG with a non-zero axis, got '" + r + "'");
+    return true;
+  }
+  if (s == "--format") {
+    a.format = value();
+    if (a.format != "nii.gz" && a.format != "nii" && a.format != "mha" && a.format != "nrrd")
+      usage_error("--format: expected nii.gz, nii, mha or nrrd, got '" + a.format + "'");
+    return true;
+  }
+  return false;
+}
+
+/// --executor, -j, --submit, --wait, --skip-invalid (batch); false if `s` is none of them.
+bool read_batch_option(Args& a, const std::string& s, const Value& value) {
+  if (s == "--executor") {
+    a.executor = value();
+    if (a.executor != "local" && a.executor != "slurm")
+      usage_error("--executor: expected local or slurm, got '" + a.executor + "'");
+    return true;
+  }
+  if (s == "-j" || s == "--jobs") {
+    const auto j = parse_list<int>(value(), s);
+    if (j.size() != 1) usage_error(s + " takes one number");
+    a.jobs = j[0];
+    a.jobs_given = true;
+    return true;
+  }
+  if (s == "--submit") {
+    a.submit = true;
+    return true;
+  }
+  if (s == "--wait") {
+    a.wait = true;
+    return true;
+  }
+  if (s == "--skip-invalid") {
+    a.skip_invalid = true;
+    return true;
+  }
+  return false;
+}
+
+/// The command and its operands fit together; --threads resolved.
+void check_command(Args& a) {
   if (a.command != "run" && a.command != "validate" && a.command != "bench" && a.command != "mesh" && a.command != "batch" && a.command != "collect" &&
       a.command != "phantom" && a.command != "figures")
     usage_error("unknown command '" + a.command + "'");
@@ -237,6 +268,45 @@ Args parse_args(int argc, char** argv) {
     a.threads = a.thread_list[0];
   }
   if (a.command == "batch") check_batch_threads(a);
+}
+
+}  // namespace
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::cerr << "cardiac: " << msg << "\n(see cardiac --help)\n";
+  std::exit(pipeline::kExitUsage);
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  std::vector<std::string> v(argv + 1, argv + argc);
+  if (v.empty()) usage_error("missing command");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string& s = v[i];
+    const Value value = [&]() -> std::string {
+      if (i + 1 >= v.size()) usage_error(s + " needs a value");
+      return v[++i];
+    };
+    if (s == "-h" || s == "--help") {
+      std::cout << kHelp;
+      std::exit(0);
+    } else if (s == "--version") {
+      std::cout << "cardiac " << CARDIO_VERSION << "\n";
+      std::exit(0);
+    } else if (read_run_option(a, s, value) || read_bench_option(a, s, value) || read_phantom_option(a, s, value) ||
+               read_batch_option(a, s, value)) {
+      continue;
+    } else if (!s.empty() && s[0] == '-') {
+      usage_error("unknown option " + s);
+    } else if (a.command.empty()) {
+      a.command = s;
+    } else if (a.config.empty()) {
+      a.config = s;
+    } else {
+      usage_error("unexpected argument " + s);
+    }
+  }
+  check_command(a);
   return a;
 }
 
