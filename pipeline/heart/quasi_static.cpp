@@ -115,34 +115,27 @@ std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const
 
 namespace {
 
-struct StepResult {
-  bool converged = false;
-  long iterations = 0;
-  int cuts = 0;
-  long factorisations = 0, krylov_iterations = 0;
-  double residual = 0, assemble_seconds = 0, solve_seconds = 0;
-};
-
-struct StaticTotals {
+/// Iterations and costs of a solve: of one load step, or summed over the steps by add().
+struct SolveStats {
   bool converged = true;
   long iterations = 0;
   int cuts = 0;
   long factorisations = 0, krylov_iterations = 0;
   double residual = 0, assemble_seconds = 0, solve_seconds = 0;
-  void add(const StepResult& r) {
-    converged = r.converged;
-    iterations += r.iterations;
-    cuts += r.cuts;
-    factorisations += r.factorisations;
-    krylov_iterations += r.krylov_iterations;
-    residual = r.residual;
-    assemble_seconds += r.assemble_seconds;
-    solve_seconds += r.solve_seconds;
+  void add(const SolveStats& step) {
+    converged = step.converged;
+    iterations += step.iterations;
+    cuts += step.cuts;
+    factorisations += step.factorisations;
+    krylov_iterations += step.krylov_iterations;
+    residual = step.residual;
+    assemble_seconds += step.assemble_seconds;
+    solve_seconds += step.solve_seconds;
   }
 };
 
 /// One load step by Newton's method (mechanics/newton.hpp), from load fraction s_from to s_to.
-StepResult newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& sim, mechanics::NodeState& state,
+SolveStats newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& sim, mechanics::NodeState& state,
                        const mechanics::LoadPath& path, double s_from, double s_to, std::ostream* log) {
   mechanics::NewtonOptions o;
   o.residual_tol = sim.residual_tol;
@@ -157,7 +150,7 @@ StepResult newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& s
 }
 
 /// One load step by dynamic relaxation (mechanics/integrators.hpp), from load fraction s_from to s_to.
-StepResult relaxation_step(const mechanics::MassSpringSystem& sys, const mechanics::HexMesh& mesh,
+SolveStats relaxation_step(const mechanics::MassSpringSystem& sys, const mechanics::HexMesh& mesh,
                            const HeartSimulation& sim, mechanics::NodeState& state, const mechanics::LoadPath& path,
                            double s_from, double s_to) {
   mechanics::QuasiStaticOptions qs;
@@ -166,6 +159,47 @@ StepResult relaxation_step(const mechanics::MassSpringSystem& sys, const mechani
   qs.max_iterations = sim.max_iterations;
   const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs, path, s_from, s_to);
   return {r.converged, r.iterations, 0, 0, 0, r.residual, 0, 0};
+}
+
+/// summary.json of a quasi-static run (the caller adds the timing and the SIMD build).
+json quasi_static_summary(const HeartSimulation& sim, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x,
+                          const std::vector<ProbeLocation>& probe_at, const SolveStats& totals) {
+  const mechanics::HexMesh& mesh = m.mesh;
+  json probes = json::array();
+  for (std::size_t p = 0; p < sim.probes.size(); ++p) probes.push_back(probe(sim.probes[p], probe_at[p], m, x));
+  json cavities = json::array();
+  for (const auto& c : m.cavities)
+    cavities.push_back({{"name", c.name},
+                        {"initial_volume_mL", meshing::cavity_volume(c, mesh.rest) / 1000.0},
+                        {"final_volume_mL", meshing::cavity_volume(c, x) / 1000.0}});
+  const double v0 = mechanics::element_volumes(mesh, mesh.rest).sum(), v1 = mechanics::element_volumes(mesh, x).sum();
+  return {{"mode", name_of(sim.mode)},
+          {"converged", totals.converged},
+          {"solver", name_of(sim.solver)},
+          {"iterations", totals.iterations},
+          {"relative_residual", totals.residual},
+          {"load_step_cuts", totals.cuts},
+          {"factorisations", totals.factorisations},
+          {"krylov_iterations", totals.krylov_iterations},
+          {"tangent_assembly_s", totals.assemble_seconds},
+          {"linear_solve_s", totals.solve_seconds},
+          {"load_steps", sim.load_steps},
+          {"element_count", mesh.n_elements()},
+          {"node_count", mesh.n_nodes()},
+          {"tissue_volume_change_percent", 100.0 * (v1 - v0) / v0},
+          {"probes", probes},
+          {"cavities", cavities}};
+}
+
+[[noreturn]] void fail_unconverged(const HeartSimulation& sim, const SolveStats& totals) {
+  const bool newton = sim.solver == StaticSolver::newton;
+  CARDIO_FAIL("quasi-static solve (" << name_of(sim.solver)
+              << ") did not converge: the iteration limit simulation.max_iterations = " << sim.max_iterations
+              << (newton ? " per increment was reached after simulation.load_step_cuts = " +
+                               std::to_string(sim.load_step_cuts) + " halvings"
+                         : std::string(" was reached"))
+              << ", with the relative residual at " << totals.residual << " (simulation.residual_tol "
+              << sim.residual_tol << "); raise simulation.max_iterations or simulation.load_steps, or lower the loads");
 }
 
 }  // namespace
@@ -191,13 +225,13 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   };
   std::unique_ptr<mechanics::NewtonSolver> newton;
   if (sim.solver == StaticSolver::newton) newton = std::make_unique<mechanics::NewtonSolver>(sys, mesh);
-  StaticTotals totals;
+  SolveStats totals;
   // The config's load steps stay an outer loop: each ends with a log line and the check of a
   // physical state (an inverted element stops the run there), and Newton's own stepping would
   // start with the whole load. Within a step the solver ramps the inputs along `path`.
   for (int k = 1; k <= sim.load_steps && totals.converged; ++k) {
     const double s_from = double(k - 1) / sim.load_steps, s = double(k) / sim.load_steps;
-    const StepResult r = newton ? newton_step(*newton, sim, state, path, s_from, s, log)
+    const SolveStats r = newton ? newton_step(*newton, sim, state, path, s_from, s, log)
                                 : relaxation_step(sys, mesh, sim, state, path, s_from, s);
     totals.add(r);
     if (log) {
@@ -214,47 +248,13 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                          "the load is too large for this mesh and material (lower loads.pressures or active.tension), "
                          "or the steps too coarse (raise simulation.load_steps)");
   }
-  const bool converged = totals.converged;
-  const long iterations = totals.iterations;
-  const double residual = totals.residual;
-
   HeartRunResult out;
   out.active_tension = Ta;  // converged: the last increment's, at load fraction 1
-  json probes = json::array();
-  for (std::size_t p = 0; p < sim.probes.size(); ++p) probes.push_back(probe(sim.probes[p], probe_at[p], m, state.x));
-  json cavities = json::array();
-  for (const auto& c : m.cavities)
-    cavities.push_back({{"name", c.name},
-                        {"initial_volume_mL", meshing::cavity_volume(c, mesh.rest) / 1000.0},
-                        {"final_volume_mL", meshing::cavity_volume(c, state.x) / 1000.0}});
-  const double v0 = mechanics::element_volumes(mesh, mesh.rest).sum(), v1 = mechanics::element_volumes(mesh, state.x).sum();
-  out.summary = {{"mode", name_of(sim.mode)},
-                 {"converged", converged},
-                 {"solver", name_of(sim.solver)},
-                 {"iterations", iterations},
-                 {"relative_residual", residual},
-                 {"load_step_cuts", totals.cuts},
-                 {"factorisations", totals.factorisations},
-                 {"krylov_iterations", totals.krylov_iterations},
-                 {"tangent_assembly_s", totals.assemble_seconds},
-                 {"simd_isa", std::string(model.myocardium().simd_isa())},
-                 {"linear_solve_s", totals.solve_seconds},
-                 {"load_steps", sim.load_steps},
-                 {"element_count", mesh.n_elements()},
-                 {"node_count", mesh.n_nodes()},
-                 {"tissue_volume_change_percent", 100.0 * (v1 - v0) / v0},
-                 {"probes", probes},
-                 {"cavities", cavities},
-                 {"simulate_time_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+  out.summary = quasi_static_summary(sim, m, state.x, probe_at, totals);
+  out.summary["simd_isa"] = std::string(model.myocardium().simd_isa());
+  out.summary["simulate_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.state = std::move(state);
-  if (!converged)
-    CARDIO_FAIL("quasi-static solve (" << name_of(sim.solver)
-                << ") did not converge: the iteration limit simulation.max_iterations = " << sim.max_iterations
-                << (newton ? " per increment was reached after simulation.load_step_cuts = " +
-                                 std::to_string(sim.load_step_cuts) + " halvings"
-                           : std::string(" was reached"))
-                << ", with the relative residual at " << residual << " (simulation.residual_tol " << sim.residual_tol
-                << "); raise simulation.max_iterations or simulation.load_steps, or lower the loads");
+  if (!totals.converged) fail_unconverged(sim, totals);
   return out;
 }
 
