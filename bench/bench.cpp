@@ -1,14 +1,14 @@
 #include "bench.hpp"
 
+#include <malloc.h>
 #include <chrono>
-#include <memory>
-#include <string>
 #include <cmath>
 #include <fstream>
-#include <malloc.h>
 #include <iomanip>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
@@ -55,10 +55,12 @@ std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, co
     mech::BCCalibration cal;
     cal.damping_time = 0.01;
     return std::make_unique<mech::BourguignonCaniForces>(
-        mesh, std::vector<mech::BCModuli>{mech::calibrate_bourguignon_cani(mech::ElasticConstants::isotropic(10, 0.45), cal)});
+        mesh, std::vector<mech::BCModuli>{
+                  mech::calibrate_bourguignon_cani(mech::ElasticConstants::isotropic(10, 0.45), cal)});
   }
   if (element == "baudet")
-    return std::make_unique<mech::BaudetCubeForces>(mesh, std::vector<mech::BaudetConstants>{mech::calibrate_baudet(10, 0.45, 1.0, 0.01)});
+    return std::make_unique<mech::BaudetCubeForces>(
+        mesh, std::vector<mech::BaudetConstants>{mech::calibrate_baudet(10, 0.45, 1.0, 0.01)});
   mech::GuccioneLaw law;
   law.damping_time = 0.01;
   law.active.beta = 0.1;
@@ -85,7 +87,8 @@ void bench_case(const std::string& element, const std::string& isa, long target,
   const mech::ForceInputs in{1.0, Ta, activation};
   mech::NodeState s = sys.rest_state(0);
   // A small random perturbation so no spring sits exactly at rest.
-  for (Eigen::Index i = 0; i < s.x.cols(); ++i) s.x.col(i) += 1e-3 * Eigen::Vector3d(std::sin(1.0 * i), std::cos(2.0 * i), std::sin(3.0 * i));
+  for (Eigen::Index i = 0; i < s.x.cols(); ++i)
+    s.x.col(i) += 1e-3 * Eigen::Vector3d(std::sin(1.0 * i), std::cos(2.0 * i), std::sin(3.0 * i));
   const double bytes_per_element = (allocated_bytes() - bytes0) / static_cast<double>(mesh.n_elements());
   const double dt = 1e-4;
   auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) {
@@ -137,7 +140,8 @@ std::string bench_element(const std::string& name) {
 }
 
 void run_bench(const BenchOptions& o, std::ostream& out) {
-  for (const std::string& e : o.elements) CARDIO_CHECK(!bench_element(e).empty(), "bench: unknown element type '" << e << "'");
+  for (const std::string& e : o.elements)
+    CARDIO_CHECK(!bench_element(e).empty(), "bench: unknown element type '" << e << "'");
   nlohmann::json results = nlohmann::json::array();
   nlohmann::json bandwidth = nlohmann::json::object();
   for (int t : o.threads) {
@@ -146,9 +150,11 @@ void run_bench(const BenchOptions& o, std::ostream& out) {
     out << "memory bandwidth (triad), " << t << " thread(s): " << std::fixed << std::setprecision(1)
         << bandwidth[std::to_string(t)].get<double>() << " GB/s\n";
   }
-  out << "\n" << std::setw(24) << "element" << std::setw(10) << "elements" << std::setw(9) << "threads" << std::setw(12)
+  out << "\n"
+      << std::setw(24) << "element" << std::setw(10) << "elements" << std::setw(9) << "threads" << std::setw(12)
       << "steps" << std::setw(14) << "ns/element" << std::setw(16) << "Mupdates/s" << std::setw(14) << "bytes/elem"
-      << std::setw(10) << "simd" << "\n";
+      << std::setw(10) << "simd"
+      << "\n";
   for (const std::string& name : o.elements) {
     const std::string element = bench_element(name);
     std::vector<std::string> isas{""};  // the widest build
@@ -158,8 +164,9 @@ void run_bench(const BenchOptions& o, std::ostream& out) {
   }
   if (!o.json_path.empty()) {
     nlohmann::json doc{{"benchmark", "element_step"},
-                       {"description", "force evaluation of every element (all terms, damping on, random frames; Guccione with "
-                                       "Ta 60 kPa, activation 0.5) + velocity-Verlet update"},
+                       {"description",
+                        "force evaluation of every element (all terms, damping on, random frames; Guccione with "
+                        "Ta 60 kPa, activation 0.5) + velocity-Verlet update"},
                        {"heart_element", bench_element("heart")},
                        {"memory_bandwidth_GBps", bandwidth},
                        {"results", results}};

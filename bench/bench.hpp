@@ -18,9 +18,9 @@ struct BenchOptions {
   std::vector<long> sizes{1000, 10000, 100000, 1000000};  ///< target element counts
   std::vector<int> threads{1, 2};
   std::vector<std::string> elements{"sampled_axes", "one_point", "bourguignon_cani", "baudet"};
-  double seconds = 1.0;      ///< minimum timed duration per case
-  bool all_isas = false;     ///< sampled_axes once per SIMD build the CPU runs (default: the widest)
-  std::string json_path;     ///< write results here if not empty
+  double seconds = 1.0;   ///< minimum timed duration per case
+  bool all_isas = false;  ///< sampled_axes once per SIMD build the CPU runs (default: the widest)
+  std::string json_path;  ///< write results here if not empty
 };
 
 /// The element types, in report order.

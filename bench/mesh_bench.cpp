@@ -40,7 +40,9 @@ int generate(const std::string& file, long n) {
     for (long j = 0; j < n; ++j)
       for (long i = 0; i < n; ++i) {
         const Eigen::Vector3d p((double(i) - c) * 0.5, (double(j) - c) * 0.5, (double(k) - c) * 0.5);
-        const auto inside = [&](double a, double b) { return (p.x() * p.x() + p.y() * p.y()) / (a * a) + p.z() * p.z() / (b * b) <= 1; };
+        const auto inside = [&](double a, double b) {
+          return (p.x() * p.x() + p.y() * p.y()) / (a * a) + p.z() * p.z() / (b * b) <= 1;
+        };
         // A truncated ellipsoidal LV: base plane at z = 40 mm, so the cavity has a valve opening.
         l.at(i, j, k) = p.z() > 40 || !inside(46, 62) ? 0 : (inside(36, 52) ? 2 : 1);
       }
@@ -61,7 +63,7 @@ int mesh(const std::string& file, bool with_fibres) {
   roles.role.grid = labels.grid;
   roles.role.values.resize(labels.values.size());
   for (std::size_t v = 0; v < labels.values.size(); ++v)
-    roles.role.values[v] = labels.values[v] == 1 ? imaging::RoleVolume::kMyocardium
+    roles.role.values[v] = labels.values[v] == 1   ? imaging::RoleVolume::kMyocardium
                            : labels.values[v] == 2 ? imaging::RoleVolume::cavity_role(0)
                                                    : imaging::RoleVolume::kOutside;
   roles.cavity_names = {"lv"};
@@ -88,8 +90,8 @@ int mesh(const std::string& file, bool with_fibres) {
   std::cout << std::fixed << std::setprecision(2) << "elements " << m.mesh.n_elements() << ", nodes "
             << m.mesh.n_nodes() << ", islands " << islands.components << "\n"
             << "read " << t_read << " s, roles+islands+boundary " << t_classify << " s, "
-            << (with_fibres ? "rule-based fibres " + std::to_string(t_fibres) + " s, " : std::string())
-            << "mesh " << t_mesh << " s, total " << since(t0) << " s, peak memory " << peak_rss_mb() << " MB\n";
+            << (with_fibres ? "rule-based fibres " + std::to_string(t_fibres) + " s, " : std::string()) << "mesh "
+            << t_mesh << " s, total " << since(t0) << " s, peak memory " << peak_rss_mb() << " MB\n";
   return 0;
 }
 

@@ -46,9 +46,12 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
-      else field += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        field += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -84,22 +87,23 @@ const fs::path kBase = kSource / "configs" / "lv_phantom.yaml";
 TEST_F(BatchTest, ManifestProblemsAreReportedPerCaseAndNothingIsCreated) {
   write(m_dir / "data" / "labels.nii.gz", "not read: the phantom has no label input");
   write(m_dir / "cohort.yaml",
-        "base_config: " + kBase.string() + "\n"
-        "set: {geometry.phantom.voxel_size: 2 mm, simulation.beats: 1}\n"
-        "cases:\n"
-        "  - name: good\n"
-        "  - name: no_input\n"
-        "    inputs: {geometry.labels: data/missing.nii.gz}\n"
-        "  - name: twice\n"
-        "  - name: twice\n"
-        "  - name: ../escape\n"
-        "  - name: negative_C\n"
-        "    set: {material.C: -2 kPa}\n"
-        "  - name: misspelt\n"
-        "    set: {material.bulk_modulos: 10 kPa}\n"
-        "  - name: not_a_list_item\n"
-        "    set:\n"  // (a key with [i] in a flow map {...} would need quotes)
-        "      circulation.cavities[3].windkessel.compliance: 1 mL/mmHg\n");
+        "base_config: " + kBase.string() +
+            "\n"
+            "set: {geometry.phantom.voxel_size: 2 mm, simulation.beats: 1}\n"
+            "cases:\n"
+            "  - name: good\n"
+            "  - name: no_input\n"
+            "    inputs: {geometry.labels: data/missing.nii.gz}\n"
+            "  - name: twice\n"
+            "  - name: twice\n"
+            "  - name: ../escape\n"
+            "  - name: negative_C\n"
+            "    set: {material.C: -2 kPa}\n"
+            "  - name: misspelt\n"
+            "    set: {material.bulk_modulos: 10 kPa}\n"
+            "  - name: not_a_list_item\n"
+            "    set:\n"  // (a key with [i] in a flow map {...} would need quotes)
+            "      circulation.cavities[3].windkessel.compliance: 1 mL/mmHg\n");
   Result r = cardiac("batch cohort.yaml -o out -j 2");
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_FALSE(fs::exists(m_dir / "out")) << "nothing may be created for a bad manifest";
@@ -109,8 +113,9 @@ TEST_F(BatchTest, ManifestProblemsAreReportedPerCaseAndNothingIsCreated) {
   EXPECT_HAS(r.err, "case 'twice': duplicate case name (cases[2] and cases[3])");
   EXPECT_HAS(r.err, "case '../escape': not a safe directory name");
   EXPECT_HAS(r.err, "case 'negative_C': invalid config: --set 'material.C=-2 kPa'");
-  EXPECT_HAS(r.err, "case 'misspelt': invalid config: --set 'material.bulk_modulos=10 kPa': unknown key "
-                    "'material.bulk_modulos'; did you mean 'bulk_modulus'?");
+  EXPECT_HAS(r.err,
+             "case 'misspelt': invalid config: --set 'material.bulk_modulos=10 kPa': unknown key "
+             "'material.bulk_modulos'; did you mean 'bulk_modulus'?");
   EXPECT_HAS(r.err, "case 'not_a_list_item': invalid config: --set");
   EXPECT_HAS(r.err, "no item 3");
   EXPECT_EQ(r.err.find("case 'good'"), std::string::npos) << r.err;
@@ -197,7 +202,8 @@ TEST_F(BatchTest, LocalCohortWithAFailingCaseAndCollect) {
   EXPECT_EQ(b["jobs"], 2);
   // The overrides reached the runs.
   EXPECT_HAS(slurp(m_dir / "out" / "weak_contraction" / "config.resolved.yaml"), "peak_tension: 40 kPa");
-  EXPECT_HAS(slurp(m_dir / "out" / "high_afterload" / "config.resolved.yaml"), "peripheral_resistance: 5.33289");  // 40 mmHg*s/mL in kPa*ms/mm^3 (the base has 20)
+  EXPECT_HAS(slurp(m_dir / "out" / "high_afterload" / "config.resolved.yaml"),
+             "peripheral_resistance: 5.33289");  // 40 mmHg*s/mL in kPa*ms/mm^3 (the base has 20)
 
   // collect: one row per case, failed included; the figure script is absent here (a warning).
   r = cardiac("collect out");

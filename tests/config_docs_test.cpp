@@ -24,7 +24,8 @@ namespace {
 /// Leaf key paths of a YAML tree; list indices become [] ("a.b[].c").
 void flatten(const YAML::Node& n, const std::string& path, std::set<std::string>& out) {
   if (n.IsMap()) {
-    for (const auto& kv : n) flatten(kv.second, path.empty() ? kv.first.as<std::string>() : path + "." + kv.first.as<std::string>(), out);
+    for (const auto& kv : n)
+      flatten(kv.second, path.empty() ? kv.first.as<std::string>() : path + "." + kv.first.as<std::string>(), out);
   } else if (n.IsSequence() && n.size() > 0 && n[0].IsMap()) {
     for (const auto& item : n) flatten(item, path + "[]", out);
   } else {
@@ -52,9 +53,11 @@ bool documented(const std::string& key, const std::vector<std::string>& lines) {
     for (std::size_t k = parts.size() - 2; k + 1 > 0 && k < parts.size(); --k) {  // suffixes of >= 2 parts
       std::string suffix;
       for (std::size_t i = k; i < parts.size(); ++i) suffix += (suffix.empty() ? "" : ".") + parts[i];
-      if (l.find("`…" + suffix + "`") != std::string::npos || l.find("`..." + suffix + "`") != std::string::npos) return true;
+      if (l.find("`…" + suffix + "`") != std::string::npos || l.find("`..." + suffix + "`") != std::string::npos)
+        return true;
     }
-    if (!parent.empty() && l.find("`" + leaf + "`") != std::string::npos && l.find("`" + parent) != std::string::npos) return true;
+    if (!parent.empty() && l.find("`" + leaf + "`") != std::string::npos && l.find("`" + parent) != std::string::npos)
+      return true;
     // A list item's key: `…rest` (rest = the path after the list), or its first component named on
     // the list's own row ("`probes` | list of {`name`, `point`, ...}").
     const auto at = key.rfind("[]");
@@ -81,8 +84,10 @@ TEST(ConfigDocs, EveryKeyOfEveryShippedConfigIsDocumented) {
       if (e.path().extension() != ".yaml") continue;
       if (YAML::LoadFile(e.path().string())["cases"]) continue;  // a cohort manifest (docs/cohorts.md)
       auto doc = config::Document::load_file(e.path());
-      if (pipeline::is_heart_config(*doc)) pipeline::parse_heart_config(*doc);
-      else pipeline::parse_run_config(*doc);
+      if (pipeline::is_heart_config(*doc))
+        pipeline::parse_heart_config(*doc);
+      else
+        pipeline::parse_run_config(*doc);
       std::set<std::string> keys;
       flatten(YAML::Load(doc->resolved_yaml()), "", keys);
       ASSERT_GT(keys.size(), 5u) << e.path();

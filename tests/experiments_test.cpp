@@ -11,7 +11,9 @@
 namespace cardio::pipeline {
 namespace {
 
-std::string config(const std::string& name) { return std::string(CARDIO_SOURCE_DIR) + "/configs/experiments/" + name + ".yaml"; }
+std::string config(const std::string& name) {
+  return std::string(CARDIO_SOURCE_DIR) + "/configs/experiments/" + name + ".yaml";
+}
 
 nlohmann::json run(const std::string& name, const std::vector<std::string>& overrides) {
   const RunConfig cfg = load_run_config(config(name), overrides);
@@ -68,10 +70,12 @@ TEST(CantileverTest, ConvergesUnderRefinement) {
   // (shear deflection, nu = 0, L/H = 10). Baudet's cube converges from the stiff side (his Fig. 10).
   for (const std::string element : {"bourguignon_cani", "baudet_cube"}) {
     double previous = 1e9;
-    for (const auto& [voxels, h] : {std::pair{"[20,2,2]", "2 mm"}, std::pair{"[40,4,4]", "1 mm"}, std::pair{"[80,8,8]", "0.5 mm"}}) {
+    for (const auto& [voxels, h] :
+         {std::pair{"[20,2,2]", "2 mm"}, std::pair{"[40,4,4]", "1 mm"}, std::pair{"[80,8,8]", "0.5 mm"}}) {
       const auto m = run("cantilever", {std::string("block.voxels=") + voxels, std::string("block.voxel_size=") + h,
                                         "element.type=" + element});
-      const double vs_eb = m["tip_error_percent"].get<double>(), vs_t = m["tip_error_vs_timoshenko_percent"].get<double>();
+      const double vs_eb = m["tip_error_percent"].get<double>(),
+                   vs_t = m["tip_error_vs_timoshenko_percent"].get<double>();
       std::cout << element << " " << voxels << ": tip " << m["tip_deflection_mm"] << " mm, Euler-Bernoulli "
                 << m["euler_bernoulli_tip_mm"] << " mm (" << vs_eb << " %), Timoshenko " << m["timoshenko_tip_mm"]
                 << " mm (" << vs_t << " %)\n";
@@ -107,7 +111,8 @@ TEST(ExponentialLawTest, SmallStrainModulusAndStiffening) {
   // Guccione-type axial springs with C = d / b: at small strain the block has the requested E;
   // at 10 % stretch the secant modulus is higher (exponential stiffening). The quasi-static
   // solver re-estimates its step at each load step, so one step of 10 % converges.
-  const std::vector<std::string> law{"material.axial_law=exponential", "material.b_f=8", "material.b_s=2", "material.b_n=2"};
+  const std::vector<std::string> law{"material.axial_law=exponential", "material.b_f=8", "material.b_s=2",
+                                     "material.b_n=2"};
   auto small = law, large = law;
   small.push_back("experiment.strain=0.001");
   large.push_back("experiment.strain=0.1");
@@ -123,8 +128,9 @@ TEST(DynamicRunTest, SlowRampMatchesQuasiStatic) {
   // quasi-static answer; both schemes.
   const double E_static = run("elongation", {})["youngs_modulus_kPa"];
   for (const std::string scheme : {"verlet", "semi_implicit_euler"}) {
-    const auto m = run("elongation", {"solver.mode=dynamic", "solver.residual_tol=null", "solver.t_end=80 ms",
-                                      "solver.ramp_time=60 ms", "element.damping_time=0.05 ms", "solver.scheme=" + scheme});
+    const auto m =
+        run("elongation", {"solver.mode=dynamic", "solver.residual_tol=null", "solver.t_end=80 ms",
+                           "solver.ramp_time=60 ms", "element.damping_time=0.05 ms", "solver.scheme=" + scheme});
     EXPECT_NEAR(m["youngs_modulus_kPa"].get<double>() / E_static, 1.0, 0.01) << scheme;
   }
 }
@@ -135,7 +141,8 @@ TEST(VolumeSpringsTest, VolumeChangeOfLoadedBlock) {
   const std::vector<std::string> base{"material.poisson_ratio=0.45", "experiment.strain=0.1"};
   auto without = base;
   without.push_back("element.volume_terms=false");
-  auto radial = std::vector<std::string>{"material.poisson_ratio=0.25", "experiment.strain=0.1", "element.radial_share=1"};
+  auto radial =
+      std::vector<std::string>{"material.poisson_ratio=0.25", "experiment.strain=0.1", "element.radial_share=1"};
   const double dv_with = run("elongation", base)["volume_change_percent"];
   const double dv_without = run("elongation", without)["volume_change_percent"];
   const double dv_radial = run("elongation", radial)["volume_change_percent"];

@@ -6,21 +6,21 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vtkCellData.h>
+#include <vtkDataArray.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLDataElement.h>
 #include <vtkXMLDataParser.h>
 #include <vtkXMLUnstructuredGridReader.h>
-#include <vtkDataArray.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "cardio/config/config.hpp"
-#include "heart/beat_run.hpp"
 #include "config/heart_config.hpp"
+#include "heart/beat_run.hpp"
 #include "heart/quasi_static.hpp"
 #include "mesh/mesh_stage.hpp"
 
@@ -86,7 +86,8 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   vtkUnstructuredGrid* g = reader->GetOutput();
   EXPECT_EQ(g->GetNumberOfCells(), mesh.mesh.mesh.n_elements());
   for (const char* p : {"displacement", "velocity"}) EXPECT_NE(g->GetPointData()->GetArray(p), nullptr) << p;
-  for (const char* c : {"activation_time", "active_tension", "label"}) EXPECT_NE(g->GetCellData()->GetArray(c), nullptr) << c;
+  for (const char* c : {"activation_time", "active_tension", "label"})
+    EXPECT_NE(g->GetCellData()->GetArray(c), nullptr) << c;
 
   // Strain analysis (issue 5): every frame listed in series.pvd reads back with VTK and carries the
   // strain fields; regional_strain.csv and the peak strains of the summary.
@@ -129,7 +130,8 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
       es_gap = std::abs(time - t_es);
       vtkDataArray* e_rr = fg->GetCellData()->GetArray("E_rr");
       radial_stretch_es = 0;
-      for (vtkIdType c = 0; c < e_rr->GetNumberOfTuples(); ++c) radial_stretch_es += std::sqrt(1 + 2 * e_rr->GetTuple1(c));
+      for (vtkIdType c = 0; c < e_rr->GetNumberOfTuples(); ++c)
+        radial_stretch_es += std::sqrt(1 + 2 * e_rr->GetTuple1(c));
       radial_stretch_es /= double(e_rr->GetNumberOfTuples());
     }
     vtkDataArray* seg = fg->GetCellData()->GetArray("aha_segment");
@@ -161,7 +163,8 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
     const auto& whole = regional[1 + 18 * (i - 1)];
     ASSERT_EQ(whole[1], "0");
     EXPECT_EQ(labels[i][0], whole[0]);
-    for (int k = 2; k < 6; ++k) EXPECT_NEAR(std::stod(labels[i][std::size_t(k)]), std::stod(whole[std::size_t(k)]), 1e-12) << "row " << i;
+    for (int k = 2; k < 6; ++k)
+      EXPECT_NEAR(std::stod(labels[i][std::size_t(k)]), std::stod(whole[std::size_t(k)]), 1e-12) << "row " << i;
   }
   const auto& peak = r.summary["analysis"]["peak_strain"];
   EXPECT_EQ(peak["reference"], "end_diastole");
@@ -181,13 +184,15 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
 
 /// The default case at 1.5 mm for one beat, with the base sliding in its plane instead of fixed
 /// and an elastic pericardium of stiffness k on the epicardium.
-pipeline::BeatRunResult sliding_beat(const std::string& stiffness, const fs::path& out, pipeline::MeshStageResult* mesh) {
+pipeline::BeatRunResult sliding_beat(const std::string& stiffness, const fs::path& out,
+                                     pipeline::MeshStageResult* mesh) {
   std::ifstream in(std::string(CARDIO_SOURCE_DIR) + "/configs/lv_phantom.yaml");
   std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string fixed = "boundary:\n  fixed:\n    - {tag: base}\n";
   const auto at = yaml.find(fixed);
   EXPECT_NE(at, std::string::npos) << "lv_phantom.yaml no longer fixes the base";
-  yaml.replace(at, fixed.size(), "boundary:\n  sliding:\n    - {tag: base}\n  pericardium:\n    stiffness: " + stiffness + "\n");
+  yaml.replace(at, fixed.size(),
+               "boundary:\n  sliding:\n    - {tag: base}\n  pericardium:\n    stiffness: " + stiffness + "\n");
   auto doc = config::Document::load_string(yaml, "lv_phantom.yaml (sliding base)");
   doc->set_override("geometry.phantom.voxel_size=1.5 mm");
   doc->set_override("simulation.beats=1");

@@ -15,8 +15,8 @@
 #include "cardio/imaging/resample.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "cardio/phantoms/phantoms.hpp"
-#include "mesh/memory_estimate.hpp"
 #include "config/mesh_config.hpp"
+#include "mesh/memory_estimate.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -58,12 +58,12 @@ class MemoryEstimate : public ::testing::Test {
 };
 
 const char* kBox =
-    "geometry:\n"                          // 1
-    "  source: box\n"                      // 2
-    "  boundary_fit: staircase\n"          // 3
-    "  box:\n"                             // 4
-    "    size: [10 mm, 1 mm, 2 mm]\n"      // 5
-    "    voxel_size: 0.25 mm\n";           // 6
+    "geometry:\n"                      // 1
+    "  source: box\n"                  // 2
+    "  boundary_fit: staircase\n"      // 3
+    "  box:\n"                         // 4
+    "    size: [10 mm, 1 mm, 2 mm]\n"  // 5
+    "    voxel_size: 0.25 mm\n";       // 6
 
 std::string box_at(const std::string& voxel_size) {
   std::string s = kBox;
@@ -177,7 +177,8 @@ TEST_F(MemoryEstimate, ImageFromItsHeaderOnly) {
 
 TEST_F(MemoryEstimate, SurfaceFromItsBounds) {
   ASSERT_TRUE(fs::exists(kBivSurface)) << kBivSurface;
-  const std::string yaml = "geometry: {source: surface, surface: {file: " + kBivSurface.string() + ", voxel_size: 1.5 mm}}\n";
+  const std::string yaml =
+      "geometry: {source: surface, surface: {file: " + kBivSurface.string() + ", voxel_size: 1.5 mm}}\n";
   const pipeline::MemoryEstimate e = estimate(yaml);
   EXPECT_GT(e.source_grid.minCoeff(), 30);  // a heart of several cm at 1.5 mm, plus margins
   EXPECT_LT(e.source_grid.maxCoeff(), 150);

@@ -89,7 +89,8 @@ TEST(MeshCacheCli, ReusesTheMeshWhenOnlySolverSettingsChange) {
   EXPECT_EQ(slurp(cached_dir / "final.vtu"), slurp(fresh_dir / "final.vtu"));
   // `cardiac mesh` with a changed mesh key recomputes (and says what changed); CARDIO_NO_CACHE=1
   // neither reads nor writes the cache.
-  const std::string mesh = "mesh '" + config + "' --set 'geometry.phantom.voxel_size=2 mm' --set 'fibres.rule.helix_epi=-50 deg' -o '" +
+  const std::string mesh = "mesh '" + config +
+                           "' --set 'geometry.phantom.voxel_size=2 mm' --set 'fibres.rule.helix_epi=-50 deg' -o '" +
                            cached_dir.string() + "'";
   const CliRun remesh = cardiac(mesh, dir);
   ASSERT_EQ(remesh.code, 0) << remesh.out;

@@ -116,19 +116,19 @@ TEST_F(MeshCache, KeyIsDeterministicAndNamesWhatItHashes) {
 
 TEST_F(MeshCache, MeshKeysChangeTheKey) {
   const std::uint64_t base = lv_key().value;
-  for (const std::string o : {"geometry.phantom.voxel_size=2.5 mm", "geometry.phantom.fibres=streeter",
-                              "geometry.phantom.rotation_angle=10 deg", "fibres.rule.helix_endo=50 deg",
-                              "fibres.rule.sheet_epi=20 deg", "fibres.source=phantom", "tissue.density=1.1 mg/mm^3",
-                              "geometry.islands=keep", "geometry.base.tolerance=0.5 mm",
-                              "geometry.boundary_fit=staircase", "geometry.label_vote=nearest"})
+  for (const std::string o :
+       {"geometry.phantom.voxel_size=2.5 mm", "geometry.phantom.fibres=streeter",
+        "geometry.phantom.rotation_angle=10 deg", "fibres.rule.helix_endo=50 deg", "fibres.rule.sheet_epi=20 deg",
+        "fibres.source=phantom", "tissue.density=1.1 mg/mm^3", "geometry.islands=keep",
+        "geometry.base.tolerance=0.5 mm", "geometry.boundary_fit=staircase", "geometry.label_vote=nearest"})
     EXPECT_NE(lv_key({o}).value, base) << o;
 }
 
 TEST_F(MeshCache, SolverOnlyKeysKeepTheKey) {
   const std::uint64_t base = lv_key().value;
-  for (const std::string o : {"simulation.beats=1", "simulation.period=700 ms", "simulation.dt_safety=0.5",
-                              "material.C=3 kPa", "material.bulk_modulus=500 kPa", "activation.velocity_fibre=0.5 m/s",
-                              "activation.twitch.peak_tension=50 kPa"})
+  for (const std::string o :
+       {"simulation.beats=1", "simulation.period=700 ms", "simulation.dt_safety=0.5", "material.C=3 kPa",
+        "material.bulk_modulus=500 kPa", "activation.velocity_fibre=0.5 m/s", "activation.twitch.peak_tension=50 kPa"})
     EXPECT_EQ(lv_key({o}).value, base) << o;
   // A value written differently but meaning the same (units are normalized) keeps it too.
   EXPECT_EQ(lv_key({"geometry.phantom.voxel_size=0.2 cm"}).value, base);

@@ -4,13 +4,6 @@
 // and the written outputs read back with VTK's readers.
 #include <gtest/gtest.h>
 
-#include <Eigen/Geometry>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <regex>
-#include <set>
-#include <sstream>
 #include <vtkCellData.h>
 #include <vtkDataArray.h>
 #include <vtkFieldData.h>
@@ -22,6 +15,13 @@
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLPolyDataReader.h>
 #include <vtkXMLUnstructuredGridReader.h>
+#include <Eigen/Geometry>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "cardio/config/config.hpp"
 #include "cardio/core/error.hpp"
@@ -68,8 +68,8 @@ TEST_F(MeshPipeline, LvPhantomCavityVolumeConvergesToTheAnalyticTruncatedEllipso
     const double v = meshing::cavity_volume(r.mesh.cavities[0], r.mesh.mesh.rest);
     const double error = std::abs(v - exact) / exact;
     std::cout << "h = " << h << " mm: cavity " << v << " mm^3 (error " << 100 * error << " %), tissue "
-              << r.mesh.volume.sum() << " mm^3 (analytic " << exact_tissue << "), elements "
-              << r.mesh.mesh.n_elements() << "\n";
+              << r.mesh.volume.sum() << " mm^3 (analytic " << exact_tissue << "), elements " << r.mesh.mesh.n_elements()
+              << "\n";
     EXPECT_LT(error, previous);
     previous = error;
     EXPECT_TRUE(r.report["cavities"][0]["closed"].get<bool>());
@@ -92,10 +92,11 @@ TEST_F(MeshPipeline, RoundTripsThroughImageFormatsWithAnObliqueDirection) {
     imaging::write_label_image(ph.labels, labels);
     imaging::write_vector_image(ph.fibre, fibre);
     imaging::write_vector_image(ph.sheet, sheet);
-    const auto r = pipeline::run_mesh_stages(config(
-        "geometry:\n  source: image\n  labels: labels." + ext +
-        "\n  boundary_fit: staircase\n  roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}\n"
-        "fibres: {source: vectors, fibre: fibre." + ext + ", sheet: sheet." + ext + "}\n"));
+    const auto r = pipeline::run_mesh_stages(
+        config("geometry:\n  source: image\n  labels: labels." + ext +
+               "\n  boundary_fit: staircase\n  roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}\n"
+               "fibres: {source: vectors, fibre: fibre." +
+               ext + ", sheet: sheet." + ext + "}\n"));
     EXPECT_EQ(r.mesh.mesh.n_elements(), direct.mesh.mesh.n_elements()) << ext;
     EXPECT_EQ(r.mesh.mesh.hexes, direct.mesh.mesh.hexes) << ext;
     // NIfTI stores the geometry in float32: positions agree to ~1e-6 relative.
@@ -174,7 +175,8 @@ std::map<std::string, double> volume_ratios(const pipeline::MeshStageResult& r) 
   std::map<std::string, double> out{
       {"tissue", r.report["tissue_volume_mL"].get<double>() / src["surface_tissue_volume_mL"].get<double>()}};
   for (const auto& c : r.report["cavities"])
-    out[c["name"]] = c["cavity_volume_mL"].get<double>() / src["surface_cavity_volume_mL"][c["name"].get<std::string>()].get<double>();
+    out[c["name"]] = c["cavity_volume_mL"].get<double>() /
+                     src["surface_cavity_volume_mL"][c["name"].get<std::string>()].get<double>();
   return out;
 }
 
@@ -238,8 +240,9 @@ TEST_F(MeshPipeline, LabelImageIsFittedToItsSmoothedContours) {
   phantoms::PhantomSpec spec;
   spec.voxel_size = 1.0;
   imaging::write_label_image(phantoms::make_phantom(spec).labels, dir / "labels.nrrd");
-  const std::string yaml = "fibres: {source: rule}\ngeometry:\n  source: image\n  labels: labels.nrrd\n"
-                           "  roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}\n";
+  const std::string yaml =
+      "fibres: {source: rule}\ngeometry:\n  source: image\n  labels: labels.nrrd\n"
+      "  roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}\n";
   const auto fitted = pipeline::run_mesh_stages(config(yaml));
   const auto staircase = pipeline::run_mesh_stages(config(yaml + "  boundary_fit: staircase\n"));
   EXPECT_EQ(fitted.report["boundary_fit"]["method"], "smooth");
@@ -252,8 +255,8 @@ TEST_F(MeshPipeline, LabelImageIsFittedToItsSmoothedContours) {
   };
   const auto [fc, ft] = errors(fitted);
   const auto [sc, st] = errors(staircase);
-  std::cout << "cavity error: fitted " << 100 * fc << " %, staircase " << 100 * sc << " %; tissue: fitted "
-            << 100 * ft << " %, staircase " << 100 * st << " %\n";
+  std::cout << "cavity error: fitted " << 100 * fc << " %, staircase " << 100 * sc << " %; tissue: fitted " << 100 * ft
+            << " %, staircase " << 100 * st << " %\n";
   EXPECT_LT(std::abs(fc), 0.01);
   // The tissue: the 1 mm label image itself holds 1.2 % too little (its staircase volume), and the
   // smoothed contours keep the labels' volume, so the fitted mesh follows it (measured -0.64 %
@@ -316,9 +319,10 @@ NrrdGeometry read_nrrd_header(const fs::path& file) {
 TEST_F(MeshPipeline, RealCtMaskKeepsItsPhysicalGeometry) {
   // LIDC-IDRI case via AIM-Harvard/DeepCAC (CC BY 3.0); data/README.md. LPS, 0.68 x 0.68 x 2.5 mm.
   const fs::path file = CARDIO_SOURCE_DIR "/data/ct_heart_mask_0187.nrrd";
-  const auto r = pipeline::run_mesh_stages(config("geometry:\n  source: image\n  labels: " + file.string() +
-                                                  "\n  roles: {myocardium: [1]}\n  islands: keep\n  boundary_fit: staircase\n"
-                                                  "fibres: {source: uniform, direction: [0, 0, 1], sheet_direction: [1, 0, 0]}\n"));
+  const auto r = pipeline::run_mesh_stages(
+      config("geometry:\n  source: image\n  labels: " + file.string() +
+             "\n  roles: {myocardium: [1]}\n  islands: keep\n  boundary_fit: staircase\n"
+             "fibres: {source: uniform, direction: [0, 0, 1], sheet_direction: [1, 0, 0]}\n"));
   // Bounding box of the label-1 voxels' corners, from the header's own geometry.
   const NrrdGeometry h = read_nrrd_header(file);
   const imaging::LabelVolume labels = imaging::read_label_image(file);
@@ -363,9 +367,11 @@ TEST_F(MeshPipeline, BadInputsAreClearErrors) {
   auto shifted = ph.fibre;
   shifted.grid.origin += Eigen::Vector3d(0.5, 0, 0);
   imaging::write_vector_image(shifted, dir / "fibre.nii.gz");
-  expect_error("geometry: {source: image, labels: labels.nii.gz, roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}}\n"
-               "fibres: {source: vectors, fibre: fibre.nii.gz}\n",
-               "origin");
+  expect_error(
+      "geometry: {source: image, labels: labels.nii.gz, roles: {myocardium: [1], cavities: [{name: lv, labels: "
+      "[2]}]}}\n"
+      "fibres: {source: vectors, fibre: fibre.nii.gz}\n",
+      "origin");
   // Fibre vectors with NaN or zero length inside the myocardium: count and first voxel, or filled by rule.
   auto holes = ph.fibre;
   long n_holes = 0;
@@ -376,7 +382,8 @@ TEST_F(MeshPipeline, BadInputsAreClearErrors) {
     }
   imaging::write_vector_image(holes, dir / "holes.nii.gz");
   const std::string with_holes =
-      "geometry: {source: image, labels: labels.nii.gz, roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}}\n"
+      "geometry: {source: image, labels: labels.nii.gz, roles: {myocardium: [1], cavities: [{name: lv, labels: "
+      "[2]}]}}\n"
       "fibres: {source: vectors, fibre: holes.nii.gz";
   expect_error(with_holes + "}\n", "5 ");
   const auto filled = pipeline::run_mesh_stages(config(with_holes + ", missing: rule}\n"));
@@ -384,8 +391,10 @@ TEST_F(MeshPipeline, BadInputsAreClearErrors) {
   // A missing file.
   expect_error("geometry: {source: image, labels: nothing.nii.gz, roles: {myocardium: [1]}}\n", "nothing.nii.gz");
   // An element size that would exceed the memory: the estimate is in the message.
-  expect_error("geometry: {source: image, labels: labels.nii.gz, element_size: 0.001 mm, roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}}\n",
-               "GB");
+  expect_error(
+      "geometry: {source: image, labels: labels.nii.gz, element_size: 0.001 mm, roles: {myocardium: [1], cavities: "
+      "[{name: lv, labels: [2]}]}}\n",
+      "GB");
 }
 
 }  // namespace

@@ -75,8 +75,9 @@ TEST(OutputEstimate, AboveTheLimitTheWarningNamesTheEstimateTheLimitAndTheKeys) 
   EXPECT_EQ(pipeline::output_size_warning(e, parse(kLvPhantom, {"output.max_size_warning=1 TB"})), "");
   EXPECT_EQ(pipeline::output_size_warning(e, parse(kLvPhantom, {"output.max_size_warning=0"})), "");
   const auto every_10_ms = parse(kLvPhantom);
-  EXPECT_EQ(pipeline::output_size_warning(pipeline::estimate_output_size(every_10_ms, true, mesh_of(886, 460)),
-                                          every_10_ms), "");
+  EXPECT_EQ(
+      pipeline::output_size_warning(pipeline::estimate_output_size(every_10_ms, true, mesh_of(886, 460)), every_10_ms),
+      "");
 }
 
 TEST(OutputEstimate, MeshOnlyAndQuasiStaticRunsHaveNoFrames) {

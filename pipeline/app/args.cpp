@@ -63,7 +63,6 @@ Exit codes: 0 success; 1 the run failed; 2 bad usage, invalid config or input fi
 SIGINT after writing OUTDIR/checkpoint.bin (continue with: cardiac run --resume OUTDIR).
 )";
 
-
 template <class T>
 std::vector<T> parse_list(const std::string& s, const std::string& what) {
   std::vector<T> out;
@@ -99,8 +98,9 @@ void require_available_threads(int n, const std::string& what) {
 void check_batch_threads(const Args& a) {
   if (a.executor == "slurm") {
     if (a.threads > 0 || a.jobs_given)
-      usage_error("batch --executor slurm: -j and --threads do not apply (each case is one task with "
-                  "resources.cpus_per_task threads, set in the manifest)");
+      usage_error(
+          "batch --executor slurm: -j and --threads do not apply (each case is one task with "
+          "resources.cpus_per_task threads, set in the manifest)");
     return;
   }
   require_available_threads(a.jobs, "-j " + std::to_string(a.jobs));
@@ -243,13 +243,15 @@ bool read_batch_option(Args& a, const std::string& s, const Value& value) {
 
 /// The command and its operands fit together; --threads resolved.
 void check_command(Args& a) {
-  if (a.command != "run" && a.command != "validate" && a.command != "bench" && a.command != "mesh" && a.command != "batch" && a.command != "collect" &&
-      a.command != "phantom" && a.command != "figures")
+  if (a.command != "run" && a.command != "validate" && a.command != "bench" && a.command != "mesh" &&
+      a.command != "batch" && a.command != "collect" && a.command != "phantom" && a.command != "figures")
     usage_error("unknown command '" + a.command + "'");
   if (a.resume) {
     if (a.command != "run") usage_error("--resume is an option of run");
     if (!a.config.empty() || !a.overrides.empty())
-      usage_error("run --resume OUTDIR takes the config and overrides recorded in OUTDIR/invocation.json; give no CONFIG or --set");
+      usage_error(
+          "run --resume OUTDIR takes the config and overrides recorded in OUTDIR/invocation.json; give no CONFIG or "
+          "--set");
   } else if ((a.command == "run" || a.command == "validate" || a.command == "mesh") && a.config.empty()) {
     usage_error(a.command + " needs a CONFIG.yaml");
   }

@@ -136,7 +136,8 @@ int phantom(const Args& a, Stage& stage) {
   const Eigen::Vector3d n = phantoms::phantom_grid_size(spec);
   std::ostringstream what;
   what << "building the phantom " << a.config << " at " << a.voxel_size << " mm (a grid of " << n.x() << " x " << n.y()
-       << " x " << n.z() << " voxels, about " << pipeline::bytes_text(n.prod() * pipeline::kPhantomBytesPerVoxel) << ")";
+       << " x " << n.z() << " voxels, about " << pipeline::bytes_text(n.prod() * pipeline::kPhantomBytesPerVoxel)
+       << ")";
   stage.what = what.str();
   const phantoms::Phantom ph = phantoms::make_phantom(spec);
   stage.what = "writing the phantom images";

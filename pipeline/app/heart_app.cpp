@@ -30,14 +30,15 @@ constexpr const char* kIncompleteSummary = "summary.incomplete.json";
 
 /// What a run into an old directory must remove first: results that would look finished.
 std::vector<std::string> stale_outputs() {
-  return {"mesh_report.json", "mesh.vtu",          "surfaces.vtp",          "summary.json",
-          kIncompleteSummary, "final.vtu",         "series.pvd",            "timeseries.csv",
+  return {"mesh_report.json",    "mesh.vtu",         "surfaces.vtp",  "summary.json",
+          kIncompleteSummary,    "final.vtu",        "series.pvd",    "timeseries.csv",
           "regional_strain.csv", "label_strain.csv", "checkpoint.bin"};
 }
 
 /// What a heart config imports, for messages: "the phantom lv_ellipsoid", "the image labels.nii.gz", ...
 std::string source_text(const pipeline::GeometryParams& g) {
-  if (g.source == pipeline::GeometrySource::phantom) return "the phantom " + std::string(pipeline::name_of(g.phantom.kind));
+  if (g.source == pipeline::GeometrySource::phantom)
+    return "the phantom " + std::string(pipeline::name_of(g.phantom.kind));
   if (g.source == pipeline::GeometrySource::box) return "the box";
   if (g.source == pipeline::GeometrySource::image) return "the image " + g.labels_file.string();
   return "the surface " + g.surface.file.string();
@@ -89,17 +90,17 @@ int HeartRun::run(Stage& stage) {
       return 0;
     }
     if (!fs::exists(dir->path() / "checkpoint.bin"))
-      throw UsageError(dir->path().string() + ": no checkpoint.bin to resume from (the run stopped before its first "
-                                              "checkpoint, or is not a beat run)");
+      throw UsageError(dir->path().string() +
+                       ": no checkpoint.bin to resume from (the run stopped before its first "
+                       "checkpoint, or is not a beat run)");
   } else {
     dir.emplace(RunDir::create(a, m_cfg.mesh.name, m_resolved, stale_outputs()));
     fs::remove_all(dir->path() / "frames");
     // What `cardiac run --resume OUTDIR` needs to rebuild this run: the config and its overrides.
-    write_file_atomic(dir->path() / "invocation.json",
-                      nlohmann::json{{"config", fs::absolute(a.config).string()},
-                                     {"overrides", a.overrides},
-                                     {"version", CARDIO_VERSION}}
-                          .dump(2));
+    write_file_atomic(dir->path() / "invocation.json", nlohmann::json{{"config", fs::absolute(a.config).string()},
+                                                                      {"overrides", a.overrides},
+                                                                      {"version", CARDIO_VERSION}}
+                                                           .dump(2));
   }
   pipeline::RunLog& run_log = dir->log();
   run_log.out() << "cardiac " << CARDIO_VERSION << ": " << a.command << (a.resume ? " --resume " : " ") << a.config
@@ -124,8 +125,8 @@ int HeartRun::run(Stage& stage) {
 int HeartRun::run_stages(RunDir& dir, Stage& stage) {
   const fs::path& out = dir.path();
   std::ostream& log = dir.log().out();
-  stage.what = "meshing " + source_text(m_cfg.mesh.geometry) + " (estimated from the config: " +
-               m_memory.describe() + ")";
+  stage.what =
+      "meshing " + source_text(m_cfg.mesh.geometry) + " (estimated from the config: " + m_memory.describe() + ")";
   const pipeline::MeshStageResult r = pipeline::cached_mesh_stages(m_cfg.mesh, *m_doc, out, &log);
   pipeline::warn_about_output_size(m_cfg, m_simulate, r.mesh, dir.log().file(), std::cerr);
   const std::string elements = std::to_string(r.mesh.mesh.n_elements()) + " elements";

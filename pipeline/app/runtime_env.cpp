@@ -30,9 +30,9 @@ bool set_openblas_kernels() {
   const auto corename = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   if (corename == nullptr || std::strcmp(corename(), "Prescott") != 0) return false;
   __builtin_cpu_init();
-  const char* core = __builtin_cpu_supports("avx512f")                                     ? "SkylakeX"
+  const char* core = __builtin_cpu_supports("avx512f")                                 ? "SkylakeX"
                      : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
-                                                                                          : nullptr;
+                                                                                       : nullptr;
   return core != nullptr && setenv("OPENBLAS_CORETYPE", core, 1) == 0;
 }
 

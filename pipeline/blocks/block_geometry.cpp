@@ -20,15 +20,14 @@ std::vector<std::int32_t> face_nodes(const mech::BlockSpec& b, int axis, bool hi
   return out;
 }
 
-
-double mean_displacement(const mech::NodeState& s, const mech::HexMesh& mesh, const std::vector<std::int32_t>& nodes, int comp) {
+double mean_displacement(const mech::NodeState& s, const mech::HexMesh& mesh, const std::vector<std::int32_t>& nodes,
+                         int comp) {
   double sum = 0;
   for (std::int32_t n : nodes) sum += s.x(comp, n) - mesh.rest(comp, n);
   return sum / static_cast<double>(nodes.size());
 }
 
 double length(const mech::BlockSpec& b, int axis) { return b.h * count(b, axis); }
-
 
 int voigt_index(int a, int b) {
   if (a == b) return a;

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <ostream>
 
+#include "blocks/block_geometry.hpp"
+#include "blocks/measure.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/mechanics/baudet_cube.hpp"
 #include "cardio/mechanics/bourguignon_cani.hpp"
-#include "blocks/block_geometry.hpp"
-#include "blocks/measure.hpp"
 
 namespace cardio::pipeline {
 namespace mech = cardio::mechanics;
@@ -55,7 +55,7 @@ Eigen::Matrix<double, 6, 6> predicted_stiffness(const RunConfig& cfg) {
   Eigen::Matrix3d R;
   R << one.fibre.col(0), one.sheet.col(0), one.normal(0);
   mech::BCCalibration opt{cfg.element.radial_share, cfg.element.hourglass_factor, cfg.element.volume_terms,
-                          cfg.material.law, cfg.material.exponent, cfg.element.damping_time};
+                          cfg.material.law,         cfg.material.exponent,        cfg.element.damping_time};
   mech::BCModuli m = mech::calibrate_bourguignon_cani(cfg.material.constants, opt);
   // The radial springs are tied to the voxel corners, not to the fibre frame: their share
   // (normal coupling r and shear r, docs/calibration.md) is added in the voxel axes.
@@ -73,15 +73,15 @@ namespace {
 std::unique_ptr<mech::InternalForces> block_element(const RunConfig& cfg, const mech::HexMesh& mesh) {
   if (cfg.element.type == BlockElement::bourguignon_cani) {
     mech::BCCalibration opt{cfg.element.radial_share, cfg.element.hourglass_factor, cfg.element.volume_terms,
-                            cfg.material.law,         cfg.material.exponent,       cfg.element.damping_time};
+                            cfg.material.law,         cfg.material.exponent,        cfg.element.damping_time};
     return std::make_unique<mech::BourguignonCaniForces>(
         mesh, std::vector<mech::BCModuli>{mech::calibrate_bourguignon_cani(cfg.material.constants, opt)});
   }
   const auto& c = cfg.material.constants;
   return std::make_unique<mech::BaudetCubeForces>(
       mesh,
-      std::vector<mech::BaudetConstants>{mech::calibrate_baudet(c.E_fibre, c.nu_cross, cfg.block.h,
-                                                                cfg.element.damping_time, cfg.element.hourglass_factor)},
+      std::vector<mech::BaudetConstants>{mech::calibrate_baudet(
+          c.E_fibre, c.nu_cross, cfg.block.h, cfg.element.damping_time, cfg.element.hourglass_factor)},
       cfg.element.corrective_forces);
 }
 
@@ -104,7 +104,8 @@ void elongation_conditions(const RunConfig& cfg, const mech::HexMesh& mesh, mech
     bc.constraints.push_back(constraint({mech::block_node(b, origin[0], origin[1], origin[2])},
                                         static_cast<std::uint8_t>((1u << bb) | (1u << cc))));
     bc.constraints.push_back(constraint({mech::block_node(b, side[0], side[1], side[2])}, 1u << cc));
-    bc.loads.pressures.push_back({face_quads(mesh, mech::boundary_faces(mesh), a, b.origin[a] + length(b, a)), -x.stress});
+    bc.loads.pressures.push_back(
+        {face_quads(mesh, mech::boundary_faces(mesh), a, b.origin[a] + length(b, a)), -x.stress});
   }
 }
 
@@ -149,10 +150,18 @@ ExperimentModel build_model(const RunConfig& cfg) {
   Eigen::VectorXd mass = mech::lumped_masses(m.mesh, {cfg.material.density});
   mech::BoundaryConditions bc;  // the experiment's constraints and loads
   switch (cfg.experiment.kind) {
-    case ExperimentKind::elongation: elongation_conditions(cfg, m.mesh, bc); break;
-    case ExperimentKind::shear: shear_conditions(cfg, m.mesh, bc); break;
-    case ExperimentKind::inflation: inflation_conditions(cfg, m.mesh, bc); break;
-    case ExperimentKind::cantilever: cantilever_conditions(cfg, bc); break;
+    case ExperimentKind::elongation:
+      elongation_conditions(cfg, m.mesh, bc);
+      break;
+    case ExperimentKind::shear:
+      shear_conditions(cfg, m.mesh, bc);
+      break;
+    case ExperimentKind::inflation:
+      inflation_conditions(cfg, m.mesh, bc);
+      break;
+    case ExperimentKind::cantilever:
+      cantilever_conditions(cfg, bc);
+      break;
   }
   m.system = std::make_unique<mech::MassSpringSystem>(m.mesh, std::move(internal), std::move(mass), std::move(bc));
   return m;
@@ -162,10 +171,14 @@ namespace {
 
 const char* experiment_name(ExperimentKind k) {
   switch (k) {
-    case ExperimentKind::elongation: return "elongation";
-    case ExperimentKind::shear: return "shear";
-    case ExperimentKind::inflation: return "inflation";
-    case ExperimentKind::cantilever: return "cantilever";
+    case ExperimentKind::elongation:
+      return "elongation";
+    case ExperimentKind::shear:
+      return "shear";
+    case ExperimentKind::inflation:
+      return "inflation";
+    case ExperimentKind::cantilever:
+      return "cantilever";
   }
   return "?";
 }
@@ -185,9 +198,8 @@ void relax_to_equilibrium(const RunConfig& cfg, const ExperimentModel& model, Ex
   if (!q.converged)
     CARDIO_FAIL("quasi-static solve did not converge: the iteration limit solver.max_iterations = "
                 << cfg.solver.max_iterations << " was reached in load step " << q.failed_load_step << " of "
-                << cfg.solver.load_steps << " with the relative residual at " << q.residual
-                << " (solver.residual_tol " << cfg.solver.residual_tol
-                << "); raise solver.max_iterations or solver.load_steps");
+                << cfg.solver.load_steps << " with the relative residual at " << q.residual << " (solver.residual_tol "
+                << cfg.solver.residual_tol << "); raise solver.max_iterations or solver.load_steps");
   dt = q.min_dt;
   if (auto_quasi_static) dt_stable = dt / step.safety;
   run["iterations"] = q.iterations;
@@ -240,8 +252,8 @@ ExperimentResult run_experiment(const RunConfig& cfg, std::ostream* log) {
     dt = step.choose(dt_stable);
   }
   if (log) {
-    *log << "model: " << model.mesh.n_elements() << " " << sys.internal().name() << " elements, " << model.mesh.n_nodes()
-         << " nodes, " << thread_count() << " thread(s)";
+    *log << "model: " << model.mesh.n_elements() << " " << sys.internal().name() << " elements, "
+         << model.mesh.n_nodes() << " nodes, " << thread_count() << " thread(s)";
     if (!auto_quasi_static) *log << "; stable dt " << dt_stable << " ms, using " << dt << " ms";
     *log << "\n";
   }

@@ -33,7 +33,8 @@ void measure_elongation(const Measurement& c, json& out) {
   const int a = x.axis;
   auto strain = [&](int ax, int comp) {
     return (mean_displacement(s, m.mesh, face_nodes(b, ax, true), comp) -
-            mean_displacement(s, m.mesh, face_nodes(b, ax, false), comp)) / length(b, ax);
+            mean_displacement(s, m.mesh, face_nodes(b, ax, false), comp)) /
+           length(b, ax);
   };
   const double ea = strain(a, a);
   double stress = x.stress;
@@ -141,10 +142,18 @@ json measure(const RunConfig& cfg, const ExperimentModel& m, const mech::NodeSta
   json out;
   out["volume_change_percent"] = 100 * c.dV;
   switch (cfg.experiment.kind) {
-    case ExperimentKind::elongation: measure_elongation(c, out); break;
-    case ExperimentKind::shear: measure_shear(c, out); break;
-    case ExperimentKind::inflation: measure_inflation(c, out); break;
-    case ExperimentKind::cantilever: measure_cantilever(c, out); break;
+    case ExperimentKind::elongation:
+      measure_elongation(c, out);
+      break;
+    case ExperimentKind::shear:
+      measure_shear(c, out);
+      break;
+    case ExperimentKind::inflation:
+      measure_inflation(c, out);
+      break;
+    case ExperimentKind::cantilever:
+      measure_cantilever(c, out);
+      break;
   }
   return out;
 }

@@ -69,8 +69,9 @@ std::optional<Manifest> runnable_manifest(const BatchOptions& o, std::ostream& o
     return std::nullopt;
   }
   out << runnable->cases.size() << " case(s) valid\n";
-  report_skipped(*runnable, "cardiac batch: " + o.manifest.string() + ": " + std::to_string(runnable->skipped.size()) +
-                                " invalid case(s) not run (--skip-invalid):\n",
+  report_skipped(*runnable,
+                 "cardiac batch: " + o.manifest.string() + ": " + std::to_string(runnable->skipped.size()) +
+                     " invalid case(s) not run (--skip-invalid):\n",
                  err);
   return runnable;
 }

@@ -25,13 +25,13 @@ using Validator = std::function<void(config::Document&)>;
 struct BatchOptions {
   std::filesystem::path manifest;
   std::filesystem::path batch_dir;
-  std::string executor = "local";  ///< local | slurm
-  int jobs = 1;                    ///< local: parallel worker processes
-  int threads = 0;                 ///< local: threads per case (0: CPUs / jobs); jobs x threads <= CPUs
-  bool submit = false;             ///< slurm: run sbatch
-  bool wait = false;               ///< slurm: wait for the array to leave the queue
-  bool skip_invalid = false;       ///< run the valid cases, report the invalid ones (then exit 2)
-  double poll_seconds = 1.0;       ///< slurm --wait: squeue polling interval
+  std::string executor = "local";     ///< local | slurm
+  int jobs = 1;                       ///< local: parallel worker processes
+  int threads = 0;                    ///< local: threads per case (0: CPUs / jobs); jobs x threads <= CPUs
+  bool submit = false;                ///< slurm: run sbatch
+  bool wait = false;                  ///< slurm: wait for the array to leave the queue
+  bool skip_invalid = false;          ///< run the valid cases, report the invalid ones (then exit 2)
+  double poll_seconds = 1.0;          ///< slurm --wait: squeue polling interval
   std::filesystem::path cardiac_exe;  ///< absolute path of `cardiac` (default: /proc/self/exe)
   Validator validate;
 };

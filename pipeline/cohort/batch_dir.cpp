@@ -73,7 +73,9 @@ void write_case_scripts(const Manifest& m, const fs::path& dir, const fs::path& 
 
 void write_batch_json(const fs::path& dir, const Manifest& m, const std::string& executor, const json& extra,
                       const std::vector<CaseResult>& results) {
-  json j = {{"manifest", m.file.string()}, {"base_config", m.base_config.string()}, {"executor", executor},
+  json j = {{"manifest", m.file.string()},
+            {"base_config", m.base_config.string()},
+            {"executor", executor},
             {"written_utc", utc_now()}};
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
   json cases = json::array();
@@ -90,8 +92,14 @@ void write_batch_json(const fs::path& dir, const Manifest& m, const std::string&
                      {"overrides", m.cases[i].overrides}});
   }
   for (const SkippedCase& c : m.skipped)  // --skip-invalid: not run, no directory
-    cases.push_back({{"name", c.name}, {"status", "invalid"}, {"exit_code", nullptr}, {"reason", c.reason},
-                     {"runtime_s", 0}, {"reused", false}, {"resumed", false}, {"outdir", nullptr}});
+    cases.push_back({{"name", c.name},
+                     {"status", "invalid"},
+                     {"exit_code", nullptr},
+                     {"reason", c.reason},
+                     {"runtime_s", 0},
+                     {"reused", false},
+                     {"resumed", false},
+                     {"outdir", nullptr}});
   j["cases"] = cases;
   write_file_atomic(dir / "batch.json", j.dump(2) + "\n");
 }

@@ -52,7 +52,8 @@ class SignalFlag {
   int raised() const { return g_signal.load(); }
 
  private:
-  struct sigaction m_old_int {}, m_old_term {};
+  struct sigaction m_old_int {
+  }, m_old_term{};
 };
 
 class LocalBatch {

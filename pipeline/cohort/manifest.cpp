@@ -81,8 +81,8 @@ Resources read_resources(const config::Node& res) {
     res.fail("memory", "expected an amount of memory like '2 GB' or '512 MB', got '" + mem + "'");
   r.time_limit = res.text("time_limit", "01:00:00");
   if (!valid_time_limit(r.time_limit))
-    res.fail("time_limit", "expected a Slurm time limit (HH:MM:SS, D-HH:MM:SS, MM or MM:SS), got '" + r.time_limit +
-                               "'");
+    res.fail("time_limit",
+             "expected a Slurm time limit (HH:MM:SS, D-HH:MM:SS, MM or MM:SS), got '" + r.time_limit + "'");
   r.partition = res.text("partition", "");
   if (!r.partition.empty() && !std::regex_match(r.partition, std::regex(R"(^[A-Za-z0-9_.,-]+$)")))
     res.fail("partition", "expected a partition name");
@@ -172,9 +172,9 @@ void check_names(std::vector<RawCase>& raw, ManifestCheck& check) {
     if (const std::string why = unsafe_name_reason(raw[i].name); !why.empty()) case_problem(check, raw[i], why);
     const auto [it, inserted] = first.emplace(raw[i].name, i);
     if (!inserted)
-      case_problem(check, raw[i],
-                   "duplicate case name (cases[" + std::to_string(it->second) + "] and cases[" + std::to_string(i) +
-                       "])");
+      case_problem(
+          check, raw[i],
+          "duplicate case name (cases[" + std::to_string(it->second) + "] and cases[" + std::to_string(i) + "])");
   }
 }
 

@@ -16,9 +16,9 @@ namespace cardio::pipeline::batch {
 /// Per-task resources of the Slurm executor.
 struct Resources {
   int cpus_per_task = 1;
-  long memory_mb = 2048;              ///< --mem in MiB ("2 GB" = 2048)
+  long memory_mb = 2048;                ///< --mem in MiB ("2 GB" = 2048)
   std::string time_limit = "01:00:00";  ///< Slurm time format
-  std::string partition;              ///< empty: the cluster's default
+  std::string partition;                ///< empty: the cluster's default
 };
 
 struct Case {
@@ -42,7 +42,7 @@ struct Manifest {
   std::string name;                   ///< job name (default: the manifest's file stem)
   Resources resources;
   std::vector<Case> cases;
-  std::vector<SkippedCase> skipped;   ///< --skip-invalid: the invalid cases, left out of `cases`
+  std::vector<SkippedCase> skipped;  ///< --skip-invalid: the invalid cases, left out of `cases`
 };
 
 /// Read and check a manifest: its keys, the case names (unique, safe directory names), the case

@@ -13,8 +13,13 @@ namespace cardio::pipeline {
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
 Progress::Progress(std::string stage, double total, std::ostream* log, bool terminal, double log_every_s)
-    : m_stage(std::move(stage)), m_total(total), m_log(log), m_terminal(terminal), m_log_every(log_every_s),
-      m_start(std::chrono::steady_clock::now()), m_last(m_start) {}
+    : m_stage(std::move(stage)),
+      m_total(total),
+      m_log(log),
+      m_terminal(terminal),
+      m_log_every(log_every_s),
+      m_start(std::chrono::steady_clock::now()),
+      m_last(m_start) {}
 
 void Progress::update(double done, const std::string& detail) {
   const auto now = std::chrono::steady_clock::now();

@@ -46,10 +46,11 @@ std::vector<SurfaceSelector> parse_selectors(const Node& n, const std::string& k
 
 ActivationParams parse_activation(const Node& n, double period, const std::filesystem::path& base) {
   ActivationParams a;
-  a.mode = n.choice_of<ActivationMode>(
-      "mode",
-      {{"synchronous", ActivationMode::synchronous}, {"eikonal", ActivationMode::eikonal}, {"image", ActivationMode::image}},
-      ActivationMode::synchronous);
+  a.mode = n.choice_of<ActivationMode>("mode",
+                                       {{"synchronous", ActivationMode::synchronous},
+                                        {"eikonal", ActivationMode::eikonal},
+                                        {"image", ActivationMode::image}},
+                                       ActivationMode::synchronous);
   if (a.mode == ActivationMode::eikonal) {
     for (const Node& s : n.list("sites")) {
       ActivationParams::Site site;
@@ -67,9 +68,11 @@ ActivationParams parse_activation(const Node& n, double period, const std::files
     if (a.sites.empty()) n.fail("sites", "eikonal activation needs at least one pacing site");
     a.velocity_fibre = n.quantity("velocity_fibre", Dimension::velocity, 0.6, Range::positive());
     a.velocity_cross = n.quantity("velocity_cross", Dimension::velocity, 0.2, Range::positive());
-    if (a.velocity_cross > a.velocity_fibre) n.fail("velocity_cross", "expected at most velocity_fibre (conduction is fastest along the fibres)");
+    if (a.velocity_cross > a.velocity_fibre)
+      n.fail("velocity_cross", "expected at most velocity_fibre (conduction is fastest along the fibres)");
   } else {
-    for (const char* k : {"sites", "velocity_fibre", "velocity_cross"}) n.reject_if_present(k, "used with mode: eikonal only");
+    for (const char* k : {"sites", "velocity_fibre", "velocity_cross"})
+      n.reject_if_present(k, "used with mode: eikonal only");
   }
   if (a.mode == ActivationMode::image) {
     const std::filesystem::path p = n.text("image", std::nullopt);
@@ -119,13 +122,16 @@ std::vector<circulation::CavityCirculation> parse_circulation(const Node& n, con
     b.convergence_tolerance = c.number("convergence_tolerance", 0.01, Range::open(0, 1));
     const Node w = c.child("windkessel");
     auto& wk = cav.windkessel;
-    const double resistance = units::kMmHgInKPa / 1e3;   // 1 mmHg ms/mL in kPa ms/mm^3
-    const double compliance = 1e3 / units::kMmHgInKPa;   // 1 mL/mmHg in mm^3/kPa
+    const double resistance = units::kMmHgInKPa / 1e3;  // 1 mmHg ms/mL in kPa ms/mm^3
+    const double compliance = 1e3 / units::kMmHgInKPa;  // 1 mL/mmHg in mm^3/kPa
     wk.elements = static_cast<int>(w.integer("elements", 3, 2, 3));
-    wk.peripheral_resistance = w.quantity("peripheral_resistance", Dimension::resistance, std::nullopt, Range::positive()) / resistance;
+    wk.peripheral_resistance =
+        w.quantity("peripheral_resistance", Dimension::resistance, std::nullopt, Range::positive()) / resistance;
     wk.compliance = w.quantity("compliance", Dimension::compliance, std::nullopt, Range::positive()) / compliance;
-    wk.characteristic_impedance =
-        wk.elements == 3 ? w.quantity("characteristic_impedance", Dimension::resistance, std::nullopt, Range::non_negative()) / resistance : 0.0;
+    wk.characteristic_impedance = wk.elements == 3 ? w.quantity("characteristic_impedance", Dimension::resistance,
+                                                                std::nullopt, Range::non_negative()) /
+                                                         resistance
+                                                   : 0.0;
     if (wk.elements == 2) w.reject_if_present("characteristic_impedance", "used with elements: 3 only");
     wk.venous_pressure = w.quantity("venous_pressure", Dimension::pressure, 0.0, Range::non_negative()) / mmHg;
     wk.initial_pressure = w.quantity("initial_pressure", Dimension::pressure, 80 * mmHg, Range::non_negative()) / mmHg;
@@ -149,8 +155,9 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
       "solver", {{"newton", StaticSolver::newton}, {"dynamic_relaxation", StaticSolver::dynamic_relaxation}},
       has_tangent ? StaticSolver::newton : StaticSolver::dynamic_relaxation);
   if (h.solver == StaticSolver::newton && !has_tangent)
-    sim.fail("solver", "Newton's method needs the tangent of the sampled-axes element; the one-point element "
-                       "(material.element: one_point) runs with solver: dynamic_relaxation");
+    sim.fail("solver",
+             "Newton's method needs the tangent of the sampled-axes element; the one-point element "
+             "(material.element: one_point) runs with solver: dynamic_relaxation");
   // residual_tol and max_iterations mean the same for both solvers and for block experiments
   // (solver.residual_tol); their defaults follow the solver: Newton converges quadratically and
   // also checks its update (update_tol), dynamic relaxation only its residual.
@@ -165,10 +172,11 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
   h.max_iterations = sim.integer("max_iterations", 30, 1, 10000);
   h.update_tol = sim.number("update_tol", 1e-6, Range::open(0, 1));
   h.load_step_cuts = int(sim.integer("load_step_cuts", 10, 0, 50));
-  h.linear_solver = sim.choice_of<mechanics::LinearSolver>(
-      "linear_solver",
-      {{"cholmod", mechanics::LinearSolver::cholmod}, {"lu", mechanics::LinearSolver::lu}, {"cg", mechanics::LinearSolver::cg}},
-      mechanics::LinearSolver::cholmod);
+  h.linear_solver = sim.choice_of<mechanics::LinearSolver>("linear_solver",
+                                                           {{"cholmod", mechanics::LinearSolver::cholmod},
+                                                            {"lu", mechanics::LinearSolver::lu},
+                                                            {"cg", mechanics::LinearSolver::cg}},
+                                                           mechanics::LinearSolver::cholmod);
   h.reuse_factorisation = sim.boolean("reuse_factorisation", true);
 }
 

@@ -21,36 +21,36 @@ namespace cardio::pipeline {
 /// Boundary quads chosen by surface tag (e.g. "base", "endocardium_lv") or by a plane
 /// (the boundary quads whose four nodes lie on it, within 1e-6 of the voxel size).
 struct SurfaceSelector {
-  std::string tag;                       ///< empty: use the plane
-  Eigen::Vector3d point{0, 0, 0};        ///< [mm]
+  std::string tag;                 ///< empty: use the plane
+  Eigen::Vector3d point{0, 0, 0};  ///< [mm]
   Eigen::Vector3d normal{0, 0, 1};
-  std::string where;                     ///< config location, for errors
+  std::string where;  ///< config location, for errors
   std::string describe() const;
 };
 
 /// The myocardium: the Guccione law as the mechanics module takes it, and the element carrying it.
 struct MyocardiumParams {
-  mechanics::GuccioneLaw law;            ///< C [kPa], b_f, b_t, b_fs, bulk kappa [kPa], hourglass_factor
+  mechanics::GuccioneLaw law;  ///< C [kPa], b_f, b_t, b_fs, bulk kappa [kPa], hourglass_factor
   mechanics::ElementKind element = mechanics::ElementKind::sampled_axes;
 };
 
 /// Elastic foundation on a surface (the pericardium): traction -k u_n (or -k u) [kPa/mm].
 struct FoundationSpec {
   SurfaceSelector surface;
-  double stiffness = 0;                  ///< [kPa/mm]
+  double stiffness = 0;  ///< [kPa/mm]
   bool normal_only = true;
 };
 
 struct PressureSpec {
   SurfaceSelector surface;
-  double pressure = 0;                   ///< [kPa], > 0 pushes into the tissue (inflates a cavity)
+  double pressure = 0;  ///< [kPa], > 0 pushes into the tissue (inflates a cavity)
 };
 
 struct Probe {
   std::string name;
-  Eigen::Vector3d point{0, 0, 0};        ///< reference position [mm]
-  std::optional<double> reference_z;     ///< published final z [mm], for the error in summary.json
-  std::string where;                     ///< "FILE:LINE:COL: probes[i].point", for errors
+  Eigen::Vector3d point{0, 0, 0};     ///< reference position [mm]
+  std::optional<double> reference_z;  ///< published final z [mm], for the error in summary.json
+  std::string where;                  ///< "FILE:LINE:COL: probes[i].point", for errors
 };
 
 enum class SimulationMode { quasi_static, beat };
@@ -69,34 +69,34 @@ struct ActivationParams {
   ActivationMode mode = ActivationMode::synchronous;
   struct Site {
     bool at_label = false;
-    Eigen::Vector3d point{0, 0, 0};      ///< [mm]
+    Eigen::Vector3d point{0, 0, 0};  ///< [mm]
     std::int32_t label = 0;
-    double time = 0;                     ///< [ms] after the beat onset
+    double time = 0;  ///< [ms] after the beat onset
     std::string where;
   };
-  std::vector<Site> sites;               ///< eikonal
-  double velocity_fibre = 0.6;           ///< [mm/ms]
-  double velocity_cross = 0.2;           ///< [mm/ms]
-  std::filesystem::path image;           ///< image: activation times [ms] on the element grid
-  activation::TwitchParams twitch;       ///< period filled from simulation.period
+  std::vector<Site> sites;          ///< eikonal
+  double velocity_fibre = 0.6;      ///< [mm/ms]
+  double velocity_cross = 0.2;      ///< [mm/ms]
+  std::filesystem::path image;      ///< image: activation times [ms] on the element grid
+  activation::TwitchParams twitch;  ///< period filled from simulation.period
 };
 
 /// Strain analysis of a beating run (docs/analysis.md).
 struct AnalysisParams {
   StrainReference reference = StrainReference::rest;
-  std::string lv_cavity;                 ///< cavity defining the long axis and AHA; empty: the first
-  std::vector<std::int32_t> lv_labels;   ///< myocardium labels of the LV; empty: every element
+  std::string lv_cavity;                              ///< cavity defining the long axis and AHA; empty: the first
+  std::vector<std::int32_t> lv_labels;                ///< myocardium labels of the LV; empty: every element
   std::optional<Eigen::Vector3d> anterior_direction;  ///< axis -> anterior RV insertion; default: from the RV, else +y
-  std::optional<Eigen::Vector3d> axis_point;       ///< long axis override: a point on it [mm]
-  std::optional<Eigen::Vector3d> axis_direction;   ///< long axis override: apex -> base
-  double interval = 5;                   ///< [ms] between regional samples
+  std::optional<Eigen::Vector3d> axis_point;          ///< long axis override: a point on it [mm]
+  std::optional<Eigen::Vector3d> axis_direction;      ///< long axis override: apex -> base
+  double interval = 5;                                ///< [ms] between regional samples
 };
 
 struct HeartSimulation {
   MyocardiumParams material;
-  double active_tension = 0;             ///< Ta [kPa] (quasi-static: reached at the last load step)
-  std::vector<SurfaceSelector> fixed;    ///< nodes on these surfaces fixed
-  std::vector<SurfaceSelector> sliding;  ///< nodes on these planes keep their normal coordinate
+  double active_tension = 0;                  ///< Ta [kPa] (quasi-static: reached at the last load step)
+  std::vector<SurfaceSelector> fixed;         ///< nodes on these surfaces fixed
+  std::vector<SurfaceSelector> sliding;       ///< nodes on these planes keep their normal coordinate
   std::optional<FoundationSpec> pericardium;  ///< elastic support of the epicardium
   std::vector<PressureSpec> pressures;
   SimulationMode mode = SimulationMode::quasi_static;
@@ -107,26 +107,26 @@ struct HeartSimulation {
   ActivationParams activation;
   std::vector<circulation::CavityCirculation> circulation;
   AnalysisParams analysis;
-  double checkpoint_interval = 100;      ///< [ms] simulated time between checkpoints; 0 = none
-  double first_onset = 200;              ///< [ms] first contraction onset
-  double period = 800;                   ///< [ms] beat period
-  int beats = 2;                         ///< simulated beats (t_end = first_onset + beats * period)
-  TimeStepParams time_step;              ///< dt, dt_safety, force_dt (time_step.hpp); re-estimated every 50 ms when auto
-  double output_interval = 10;           ///< [ms] between frames
-  double damping_time = 10;              ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)
+  double checkpoint_interval = 100;  ///< [ms] simulated time between checkpoints; 0 = none
+  double first_onset = 200;          ///< [ms] first contraction onset
+  double period = 800;               ///< [ms] beat period
+  int beats = 2;                     ///< simulated beats (t_end = first_onset + beats * period)
+  TimeStepParams time_step;          ///< dt, dt_safety, force_dt (time_step.hpp); re-estimated every 50 ms when auto
+  double output_interval = 10;       ///< [ms] between frames
+  double damping_time = 10;          ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)
   /// Added-mass budget of selective mass scaling (mass_scaling.hpp): at most this fraction of the
   /// tissue mass goes to the elements that limit the explicit step; 0 = off.
   double selective_mass_scaling = 0;
-  double mass_scaling = 1;               ///< nodal masses x this (explicit step x sqrt of it; inertia is small in a heart beat)
+  double mass_scaling = 1;  ///< nodal masses x this (explicit step x sqrt of it; inertia is small in a heart beat)
   // quasi-static mode
   int load_steps = 10;
   double residual_tol = 1e-6;
   StaticSolver solver = StaticSolver::newton;
-  long max_iterations = 30;              ///< Newton: per load increment; dynamic relaxation: per load step
-  double update_tol = 1e-6;              ///< Newton: last update <= this x the smallest edge
-  int load_step_cuts = 10;               ///< Newton: halvings of a failed increment
+  long max_iterations = 30;  ///< Newton: per load increment; dynamic relaxation: per load step
+  double update_tol = 1e-6;  ///< Newton: last update <= this x the smallest edge
+  int load_step_cuts = 10;   ///< Newton: halvings of a failed increment
   mechanics::LinearSolver linear_solver = mechanics::LinearSolver::cholmod;  ///< Newton
-  bool reuse_factorisation = true;       ///< Newton, cholmod: CG preconditioned by the last factor first
+  bool reuse_factorisation = true;  ///< Newton, cholmod: CG preconditioned by the last factor first
   std::vector<Probe> probes;
 };
 

@@ -9,11 +9,16 @@ namespace cardio::pipeline {
 
 std::string_view name_of(FibreSource source) {
   switch (source) {
-    case FibreSource::phantom: return "phantom";
-    case FibreSource::vectors: return "vectors";
-    case FibreSource::angles: return "angles";
-    case FibreSource::uniform: return "uniform";
-    case FibreSource::rule: break;
+    case FibreSource::phantom:
+      return "phantom";
+    case FibreSource::vectors:
+      return "vectors";
+    case FibreSource::angles:
+      return "angles";
+    case FibreSource::uniform:
+      return "uniform";
+    case FibreSource::rule:
+      break;
   }
   return "rule";
 }
@@ -22,7 +27,9 @@ std::string_view name_of(PhantomFibres fibres) {
   return fibres == PhantomFibres::streeter ? "streeter" : "land_benchmark";
 }
 
-std::string_view name_of(PhantomKind kind) { return kind == PhantomKind::biventricular ? "biventricular" : "lv_ellipsoid"; }
+std::string_view name_of(PhantomKind kind) {
+  return kind == PhantomKind::biventricular ? "biventricular" : "lv_ellipsoid";
+}
 namespace {
 
 using config::Node;
@@ -161,7 +168,8 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
     // Rasterized surfaces: 1 myocardium, 2 + c the c-th endocardium's cavity.
     default_roles.myocardium = {1};
     for (std::size_t c = 0; c < g.surface.endocardia.size(); ++c)
-      default_roles.cavities.emplace_back(g.surface.endocardia[c].second, std::vector<std::int32_t>{std::int32_t(2 + c)});
+      default_roles.cavities.emplace_back(g.surface.endocardia[c].second,
+                                          std::vector<std::int32_t>{std::int32_t(2 + c)});
     for (const char* k : {"phantom", "labels", "box"}) n.reject_if_present(k, "used with the matching source only");
   }
   const Node roles = n.child_or_empty("roles");
@@ -180,9 +188,9 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
   // Hearts are fitted by default (phantom: analytic surfaces; surface: its patches; image: smoothed
   // label contours, surfaces/projection.hpp); a box's faces are already exact.
   const bool box = g.source == GeometrySource::box;
-  g.boundary_fit = n.choice_of<BoundaryFit>("boundary_fit",
-                                            {{"smooth", BoundaryFit::smooth}, {"staircase", BoundaryFit::staircase}},
-                                            box ? BoundaryFit::staircase : BoundaryFit::smooth);
+  g.boundary_fit =
+      n.choice_of<BoundaryFit>("boundary_fit", {{"smooth", BoundaryFit::smooth}, {"staircase", BoundaryFit::staircase}},
+                               box ? BoundaryFit::staircase : BoundaryFit::smooth);
   if (g.boundary_fit == BoundaryFit::smooth && box)
     n.fail("boundary_fit", "a box has flat faces on the voxel grid already; use staircase");
   g.base = parse_base(n.child_or_empty("base"));
@@ -247,10 +255,14 @@ FibreParams parse_fibres(const Node& n, GeometrySource geometry, const std::file
   // Rule-based angles (also used to fill missing voxels). Defaults: helix +60/-60 deg
   // (Streeter et al. 1969 range), sheet -65/+25 deg (Bayer et al. 2012).
   const Node rule = n.child_or_empty("rule");
-  f.rule.helix_endo = rule.quantity("helix_endo", Dimension::angle, f.rule.helix_endo, Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
-  f.rule.helix_epi = rule.quantity("helix_epi", Dimension::angle, f.rule.helix_epi, Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
-  f.rule.sheet_endo = rule.quantity("sheet_endo", Dimension::angle, f.rule.sheet_endo, Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
-  f.rule.sheet_epi = rule.quantity("sheet_epi", Dimension::angle, f.rule.sheet_epi, Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
+  f.rule.helix_endo = rule.quantity("helix_endo", Dimension::angle, f.rule.helix_endo,
+                                    Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
+  f.rule.helix_epi = rule.quantity("helix_epi", Dimension::angle, f.rule.helix_epi,
+                                   Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
+  f.rule.sheet_endo = rule.quantity("sheet_endo", Dimension::angle, f.rule.sheet_endo,
+                                    Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
+  f.rule.sheet_epi = rule.quantity("sheet_epi", Dimension::angle, f.rule.sheet_epi,
+                                   Range::closed(-std::numbers::pi / 2, std::numbers::pi / 2));
   return f;
 }
 

@@ -38,23 +38,23 @@ std::string_view name_of(PhantomFibres fibres);
 
 struct PhantomParams {
   PhantomKind kind = PhantomKind::lv_ellipsoid;
-  double voxel_size = 1.0;             ///< [mm]
+  double voxel_size = 1.0;  ///< [mm]
   PhantomFibres fibres = PhantomFibres::land_benchmark;
   Eigen::Vector3d rotation_axis{0, 0, 1};
-  double rotation_angle = 0.0;         ///< [rad] rotation of the whole phantom (oblique direction matrix)
+  double rotation_angle = 0.0;  ///< [rad] rotation of the whole phantom (oblique direction matrix)
 };
 
 /// A rectangular block of voxels [origin, origin + size] (e.g. Land et al. 2015 problem 1's beam).
 struct BoxParams {
-  Eigen::Vector3d size{10, 1, 1};      ///< [mm]; each a multiple of voxel_size
-  Eigen::Vector3d origin{0, 0, 0};     ///< [mm] corner
-  double voxel_size = 0.5;             ///< [mm]
+  Eigen::Vector3d size{10, 1, 1};   ///< [mm]; each a multiple of voxel_size
+  Eigen::Vector3d origin{0, 0, 0};  ///< [mm] corner
+  double voxel_size = 0.5;          ///< [mm]
 };
 
 struct SurfaceParams {
   std::filesystem::path file;
-  double voxel_size = 1.0;             ///< [mm]
-  double merge_tolerance = 1e-3;       ///< [mm]
+  double voxel_size = 1.0;        ///< [mm]
+  double merge_tolerance = 1e-3;  ///< [mm]
   std::string class_array = "class";
   int base_class = 1;
   int epicardium_class = 2;
@@ -65,7 +65,7 @@ struct GeometryParams {
   GeometrySource source = GeometrySource::phantom;
   PhantomParams phantom;
   BoxParams box;
-  std::filesystem::path labels_file;   ///< source: image (file or DICOM folder)
+  std::filesystem::path labels_file;  ///< source: image (file or DICOM folder)
   SurfaceParams surface;
   LabelRoles roles;
   std::optional<double> element_size;  ///< [mm]; auto (std::nullopt): keep the source's voxels
@@ -85,13 +85,14 @@ struct RuleAngles {
 };
 
 struct FibreParams {
-  FibreSource source = FibreSource::rule;  ///< default: phantom for phantoms, else rule
+  FibreSource source = FibreSource::rule;                          ///< default: phantom for phantoms, else rule
   Eigen::Vector3d uniform_fibre{1, 0, 0}, uniform_sheet{0, 1, 0};  ///< uniform (physical axes)
-  std::filesystem::path fibre_file, sheet_file;   ///< vectors
+  std::filesystem::path fibre_file, sheet_file;                    ///< vectors
   imaging::VectorAxes components = imaging::VectorAxes::physical;
   std::filesystem::path azimuth_file, elevation_file;  ///< angles
   imaging::AngleUnit angle_unit = imaging::AngleUnit::degrees;
-  Eigen::Matrix3d reference_axes = Eigen::Matrix3d::Identity();  ///< columns: azimuth 0, azimuth 90 deg, elevation 90 deg
+  Eigen::Matrix3d reference_axes =
+      Eigen::Matrix3d::Identity();  ///< columns: azimuth 0, azimuth 90 deg, elevation 90 deg
   bool fill_missing_by_rule = false;
   RuleAngles rule;
 };
@@ -100,9 +101,9 @@ struct MeshConfig {
   std::string name = "heart";
   GeometryParams geometry;
   FibreParams fibres;
-  double density = 1.06;               ///< [mg/mm^3]
+  double density = 1.06;  ///< [mg/mm^3]
   bool write_surfaces = true;
-  bool draw_figures = true;  ///< beat runs: `cardiac figures OUTDIR` at the end (output.figures)
+  bool draw_figures = true;       ///< beat runs: `cardiac figures OUTDIR` at the end (output.figures)
   double max_output_bytes = 4e9;  ///< output.max_size_warning: warn above this estimate; 0: never
 };
 

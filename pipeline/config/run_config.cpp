@@ -26,8 +26,8 @@ mechanics::BlockSpec parse_block(const Node& n) {
 mechanics::FibreField parse_fibres(const Node& n) {
   mechanics::FibreField f;
   using Kind = mechanics::FibreField::Kind;
-  f.kind = n.choice_of<Kind>("type", {{"uniform", Kind::uniform}, {"rotating", Kind::rotating}, {"random", Kind::random}},
-                             Kind::uniform);
+  f.kind = n.choice_of<Kind>(
+      "type", {{"uniform", Kind::uniform}, {"rotating", Kind::rotating}, {"random", Kind::random}}, Kind::uniform);
   auto unit = [&](const std::string& key, const Eigen::Vector3d& fallback) {
     const Eigen::Vector3d v = n.vec3(key, Dimension::dimensionless, fallback);
     if (!(v.norm() > 0)) n.fail(key, "expected a non-zero direction vector");
@@ -50,7 +50,8 @@ mechanics::FibreField parse_fibres(const Node& n) {
 MaterialParams parse_material(const Node& n) {
   MaterialParams m;
   m.model = n.choice_of<MaterialModel>(
-      "model", {{"isotropic", MaterialModel::isotropic}, {"transversely_isotropic", MaterialModel::transversely_isotropic}},
+      "model",
+      {{"isotropic", MaterialModel::isotropic}, {"transversely_isotropic", MaterialModel::transversely_isotropic}},
       MaterialModel::isotropic);
   m.density = n.quantity("density", Dimension::density, 1.06, Range::positive());
   const auto poisson = Range::open(-1.0, 0.5);
@@ -63,13 +64,15 @@ MaterialParams parse_material(const Node& n) {
     const double Ec = n.quantity("E_cross", Dimension::pressure, std::nullopt, Range::positive());
     const double G = n.quantity("shear_modulus", Dimension::pressure, std::nullopt, Range::positive());
     const bool has_K = n.has("bulk_modulus"), has_nu = n.has("poisson_ratio");
-    if (has_K == has_nu) n.fail("", "give exactly one of bulk_modulus or poisson_ratio for a transversely isotropic material");
+    if (has_K == has_nu)
+      n.fail("", "give exactly one of bulk_modulus or poisson_ratio for a transversely isotropic material");
     try {
       if (has_K)
         m.constants = mechanics::ElasticConstants::transversely_isotropic_bulk(
             Ef, Ec, G, n.quantity("bulk_modulus", Dimension::pressure, std::nullopt, Range::positive()));
       else
-        m.constants = mechanics::ElasticConstants::transversely_isotropic(Ef, Ec, G, n.number("poisson_ratio", std::nullopt, Range::open(-1.0, 1.0)));
+        m.constants = mechanics::ElasticConstants::transversely_isotropic(
+            Ef, Ec, G, n.number("poisson_ratio", std::nullopt, Range::open(-1.0, 1.0)));
     } catch (const Error& e) {
       std::string msg = e.what();
       n.fail("", msg.rfind("material: ", 0) == 0 ? msg.substr(10) : msg);
@@ -93,7 +96,8 @@ ElementParams parse_element(const Node& n) {
   e.damping_time = n.quantity("damping_time", Dimension::time, 0.0, Range::non_negative());
   // Baudet's edge springs already resist bending; its control only removes the M2 spring set's
   // zero-energy modes, so a small factor (docs/calibration.md).
-  e.hourglass_factor = n.number("hourglass_factor", e.type == BlockElement::bourguignon_cani ? 1.0 : 0.05, Range::non_negative());
+  e.hourglass_factor =
+      n.number("hourglass_factor", e.type == BlockElement::bourguignon_cani ? 1.0 : 0.05, Range::non_negative());
   if (e.type == BlockElement::bourguignon_cani) {
     e.volume_terms = n.boolean("volume_terms", true);
     e.radial_share = n.number("radial_share", 0.0, Range::closed(0, 1));
@@ -109,11 +113,11 @@ ElementParams parse_element(const Node& n) {
 ExperimentParams parse_experiment(const Node& n) {
   ExperimentParams x;
   x.kind = n.choice_of<ExperimentKind>("type",
-                                        {{"elongation", ExperimentKind::elongation},
-                                         {"shear", ExperimentKind::shear},
-                                         {"inflation", ExperimentKind::inflation},
-                                         {"cantilever", ExperimentKind::cantilever}},
-                                        std::nullopt);
+                                       {{"elongation", ExperimentKind::elongation},
+                                        {"shear", ExperimentKind::shear},
+                                        {"inflation", ExperimentKind::inflation},
+                                        {"cantilever", ExperimentKind::cantilever}},
+                                       std::nullopt);
   if (x.kind == ExperimentKind::elongation) {
     x.axis = axis_index(n, "axis", "x");
     x.traction = n.choice("control", {"displacement", "traction"}, "displacement") == "traction";
@@ -139,8 +143,8 @@ ExperimentParams parse_experiment(const Node& n) {
 
 SolverParams parse_solver(const Node& n) {
   SolverParams s;
-  s.mode = n.choice_of<SolverMode>("mode", {{"quasi_static", SolverMode::quasi_static}, {"dynamic", SolverMode::dynamic}},
-                                   SolverMode::quasi_static);
+  s.mode = n.choice_of<SolverMode>(
+      "mode", {{"quasi_static", SolverMode::quasi_static}, {"dynamic", SolverMode::dynamic}}, SolverMode::quasi_static);
   s.time_step = parse_time_step(n);
   if (s.mode == SolverMode::quasi_static) {
     s.load_steps = static_cast<int>(n.integer("load_steps", 1, 1, 100000));
@@ -173,7 +177,8 @@ RunConfig parse_run_config(config::Document& doc) {
   c.solver = parse_solver(root.child_or_empty("solver"));
   c.write_vtu = root.child_or_empty("output").boolean("vtu", true);
   if (c.element.type == BlockElement::baudet_cube && c.material.model != MaterialModel::isotropic)
-    root.child("element").fail("type", "Baudet's cube is isotropic; use bourguignon_cani for a transversely isotropic material");
+    root.child("element").fail(
+        "type", "Baudet's cube is isotropic; use bourguignon_cani for a transversely isotropic material");
   if (c.element.type == BlockElement::baudet_cube && c.material.law != mechanics::AxisLaw::Kind::linear)
     root.child("material").fail("axial_law", "Baudet's cube has linear springs only");
   doc.check_no_unknown_keys();
@@ -182,7 +187,8 @@ RunConfig parse_run_config(config::Document& doc) {
   try {
     const auto& k = c.material.constants;
     if (c.element.type == BlockElement::baudet_cube)
-      (void)mechanics::calibrate_baudet(k.E_fibre, k.nu_cross, c.block.h, c.element.damping_time, c.element.hourglass_factor);
+      (void)mechanics::calibrate_baudet(k.E_fibre, k.nu_cross, c.block.h, c.element.damping_time,
+                                        c.element.hourglass_factor);
     else
       (void)mechanics::calibrate_bourguignon_cani(
           k, {c.element.radial_share, c.element.hourglass_factor, c.element.volume_terms, c.material.law,

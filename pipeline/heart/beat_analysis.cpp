@@ -23,7 +23,8 @@ constexpr bool kPeakIsMinimum[4] = {true, true, false, true};
 /// to the RV cavity centroid, orthogonal to the axis) turned back by 60 degrees, since the AHA
 /// sectors put the middle of the septum (between segments 2|8 and 3|9) 60 degrees after the
 /// anterior insertion; without an RV, +y orthogonalised (a documented, arbitrary choice).
-Eigen::Vector3d anterior_direction(const AnalysisParams& p, const meshing::VoxelMesh& m, const analysis::AhaSpec& spec) {
+Eigen::Vector3d anterior_direction(const AnalysisParams& p, const meshing::VoxelMesh& m,
+                                   const analysis::AhaSpec& spec) {
   const Eigen::Vector3d l = analysis::unit_axis_direction(spec.axis);
   const auto ortho = [&](Eigen::Vector3d d) { return (d - d.dot(l) * l).normalized(); };
   if (p.anterior_direction) return *p.anterior_direction;
@@ -65,7 +66,8 @@ BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMes
 }
 
 analysis::ElementStrains BeatAnalysis::strains_now(const Eigen::Matrix3Xd& x) const {
-  return m_ref_is_rest ? analysis::strains(m_mesh, x, m_rest_dirs) : analysis::strains_relative(m_mesh, m_ref, x, m_ref_dirs);
+  return m_ref_is_rest ? analysis::strains(m_mesh, x, m_rest_dirs)
+                       : analysis::strains_relative(m_mesh, m_ref, x, m_ref_dirs);
 }
 
 std::vector<io::Field> BeatAnalysis::frame_fields(const Eigen::Matrix3Xd& x) const {
@@ -109,7 +111,8 @@ void BeatAnalysis::sample(double t_ms, const Eigen::Matrix3Xd& x) {
   }
   smp.label_mean.resize(nl * kStrains);
   for (std::size_t l = 0; l < nl; ++l)
-    for (int k = 0; k < kStrains; ++k) smp.label_mean[l * kStrains + std::size_t(k)] = swv[l * kStrains + std::size_t(k)] / sw[l];
+    for (int k = 0; k < kStrains; ++k)
+      smp.label_mean[l * kStrains + std::size_t(k)] = swv[l * kStrains + std::size_t(k)] / sw[l];
   m_samples.push_back(smp);
 }
 
@@ -136,7 +139,8 @@ io::CsvTable BeatAnalysis::label_table() const {
   for (const Sample& s : m_samples)
     for (std::size_t l = 0; l < m_labels.size(); ++l) {
       std::vector<std::string> row{io::CsvTable::number(s.t), std::to_string(m_labels[l])};
-      for (int k = 0; k < kStrains; ++k) row.push_back(io::CsvTable::number(s.label_mean[l * kStrains + std::size_t(k)]));
+      for (int k = 0; k < kStrains; ++k)
+        row.push_back(io::CsvTable::number(s.label_mean[l * kStrains + std::size_t(k)]));
       t.add_row(std::move(row));
     }
   return t;

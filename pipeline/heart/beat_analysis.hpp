@@ -47,16 +47,16 @@ class BeatAnalysis {
   AnalysisParams m_params;
   const mechanics::HexMesh& m_mesh;
   analysis::ElementDirections m_rest_dirs, m_ref_dirs;
-  Eigen::Matrix3Xd m_ref;             ///< reference positions (rest until the first end-diastole)
+  Eigen::Matrix3Xd m_ref;  ///< reference positions (rest until the first end-diastole)
   bool m_ref_is_rest = true;
   std::vector<std::uint8_t> m_segment;
-  Eigen::VectorXd m_weight;           ///< rest element volumes (material averages)
-  std::vector<std::int32_t> m_labels;  ///< distinct element labels (label regions)
+  Eigen::VectorXd m_weight;                 ///< rest element volumes (material averages)
+  std::vector<std::int32_t> m_labels;       ///< distinct element labels (label regions)
   std::vector<std::uint8_t> m_label_index;  ///< per element: index into m_labels
   struct Sample {
     double t;
     double mean[kRegions][kStrains];
-    std::vector<double> label_mean;   ///< [label][strain], m_labels.size() x kStrains
+    std::vector<double> label_mean;  ///< [label][strain], m_labels.size() x kStrains
   };
   std::vector<Sample> m_samples;
 };

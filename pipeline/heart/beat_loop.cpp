@@ -110,8 +110,9 @@ void BeatLoop::check_cavity_volumes(const std::vector<double>& volumes_mL) {
     // A blow-up: name its first bad node before the cavity.
     mechanics::check_state(m_system, m_mesh.mesh, m_state, m_dt, m_steps, m_t);
     CARDIO_FAIL("cavity " << m_sim.circulation[c].name << " has volume " << V << " mL at step " << m_steps
-                          << " (t = " << m_t << " ms): the wall folded through itself; lower simulation.dt_safety "
-                                                "or the load");
+                          << " (t = " << m_t
+                          << " ms): the wall folded through itself; lower simulation.dt_safety "
+                             "or the load");
   }
 }
 

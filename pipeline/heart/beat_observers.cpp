@@ -196,7 +196,9 @@ void FrameWriter::restore(BinaryReader& r) {
 // --- the log ---
 
 ProgressReport::ProgressReport(const HeartSimulation& sim, const BeatLoop& loop, std::ostream* log, bool terminal)
-    : m_beats(sim.beats), m_log(log), m_progress("simulated", loop.t_end(), log, terminal),
+    : m_beats(sim.beats),
+      m_log(log),
+      m_progress("simulated", loop.t_end(), log, terminal),
       m_previous_phase(initial_phase(loop)) {}
 
 void ProgressReport::after_step(const BeatLoop& loop) {

@@ -28,8 +28,9 @@ std::string overrun_advice(const HeartSimulation& sim, std::size_t c) {
 /// Why the last beat of a cavity has no statistics.
 std::string unfinished_reason(const circulation::UnfinishedBeat& u, const BeatLoop& loop, const HeartSimulation& sim) {
   return loop.cavities().cycles()[u.cavity].name() + ": beat " + std::to_string(u.beat) + " is still in " +
-         std::string(circulation::phase_name(u.phase)) + " at the end of the simulation (t = " +
-         io::CsvTable::number(u.t_ms) + " ms), so its ESV and EF are unknown: " + overrun_advice(sim, u.cavity);
+         std::string(circulation::phase_name(u.phase)) +
+         " at the end of the simulation (t = " + io::CsvTable::number(u.t_ms) +
+         " ms), so its ESV and EF are unknown: " + overrun_advice(sim, u.cavity);
 }
 
 /// The run's state between two segments (a checkpoint is exactly this): the loop, each observer,
@@ -71,17 +72,24 @@ void read_checkpoint(Checkpoint& cp, BeatLoop& loop, const std::vector<BeatObser
 json cavity_summary(const circulation::BeatCycle& cy, bool incomplete) {
   json beats = json::array();
   for (const auto& b : cy.beats())
-    beats.push_back({{"beat", b.index}, {"EDV_mL", b.edv_mL}, {"ESV_mL", b.esv_mL}, {"SV_mL", b.sv_mL},
-                     {"EF", b.ef}, {"stroke_work_mmHg_mL", b.stroke_work_mmHg_mL}});
+    beats.push_back({{"beat", b.index},
+                     {"EDV_mL", b.edv_mL},
+                     {"ESV_mL", b.esv_mL},
+                     {"SV_mL", b.sv_mL},
+                     {"EF", b.ef},
+                     {"stroke_work_mmHg_mL", b.stroke_work_mmHg_mL}});
   json last = cy.beats().empty() ? json(nullptr) : beats.back();
   // A run cut short: the statistics of the beat that did not finish, as far as they go.
   if (incomplete && cy.beat_index() > 0)
-    beats.push_back({{"beat", cy.current().index}, {"complete", false},
-                     {"phase_at_end", circulation::phase_name(cy.phase())}, {"EDV_mL", cy.current().edv_mL},
+    beats.push_back({{"beat", cy.current().index},
+                     {"complete", false},
+                     {"phase_at_end", circulation::phase_name(cy.phase())},
+                     {"EDV_mL", cy.current().edv_mL},
                      {"ESV_so_far_mL", cy.current().esv_mL}});
   const auto of_last = [&](const char* key) { return last.is_null() ? json(nullptr) : last[key]; };
-  return {{"name", cy.name()},         {"beats", beats},           {"last_beat", last},
-          {"EDV_mL", of_last("EDV_mL")}, {"ESV_mL", of_last("ESV_mL")}, {"SV_mL", of_last("SV_mL")},
+  return {{"name", cy.name()},           {"beats", beats},
+          {"last_beat", last},           {"EDV_mL", of_last("EDV_mL")},
+          {"ESV_mL", of_last("ESV_mL")}, {"SV_mL", of_last("SV_mL")},
           {"EF", of_last("EF")},         {"converged", cy.converged()}};
 }
 
@@ -158,8 +166,8 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   }
   // A frame per step would write gigabytes for a fraction of a beat (issue 14).
   if (sim.output_interval < loop.dt())
-    CARDIO_FAIL("simulation.output_interval: " << sim.output_interval << " ms is below the time step dt = "
-                                               << loop.dt() << " ms; frames are written at most once per step: give "
+    CARDIO_FAIL("simulation.output_interval: " << sim.output_interval << " ms is below the time step dt = " << loop.dt()
+                                               << " ms; frames are written at most once per step: give "
                                                << "at least " << loop.dt() << " ms (10 ms is the default)");
   if (log)
     *log << "beat: " << sim.beats << " beats to t = " << loop.t_end() << " ms, dt = " << loop.dt() << " ms"

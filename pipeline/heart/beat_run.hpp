@@ -19,8 +19,8 @@ namespace cardio::pipeline {
 
 struct BeatRunResult {
   mechanics::NodeState state;
-  Eigen::VectorXd activation_time;    ///< per element, relative to each beat's onset [ms]
-  Eigen::VectorXd active_tension;     ///< per element at the end [kPa]
+  Eigen::VectorXd activation_time;  ///< per element, relative to each beat's onset [ms]
+  Eigen::VectorXd active_tension;   ///< per element at the end [kPa]
   nlohmann::json summary;           ///< "complete": false (with "incomplete_reason") if cut short
   /// Empty for a complete run. Otherwise why it stopped early (a beat overran its period) or why
   /// its last beat has no statistics; the frames, tables and summary hold what was computed.
@@ -28,9 +28,9 @@ struct BeatRunResult {
 };
 
 struct BeatRunOptions {
-  std::string config_hash;   ///< identifies the config in checkpoints (a resume must match it)
-  bool resume = false;       ///< continue from OUTDIR/checkpoint.bin
-  bool progress_bar = false; ///< draw a progress bar on stderr (a terminal); else log lines
+  std::string config_hash;    ///< identifies the config in checkpoints (a resume must match it)
+  bool resume = false;        ///< continue from OUTDIR/checkpoint.bin
+  bool progress_bar = false;  ///< draw a progress bar on stderr (a terminal); else log lines
 };
 
 /// The time loop. Writes OUTDIR/checkpoint.bin every sim.checkpoint_interval of simulated time and,

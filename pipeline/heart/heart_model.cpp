@@ -64,7 +64,8 @@ void check_physical_state(const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x
     const double V = meshing::cavity_volume(c, x);
     if (!(V > 0))
       CARDIO_FAIL(when << ": cavity '" << c.name << "' has volume " << V / 1000.0
-                       << " mL (must be > 0): the walls have passed through each other. Likely cause: " << likely_cause);
+                       << " mL (must be > 0): the walls have passed through each other. Likely cause: "
+                       << likely_cause);
   }
 }
 
@@ -82,7 +83,8 @@ mechanics::BoundaryConditions heart_boundary(const HeartSimulation& sim, const m
     Eigen::Index axis;
     if (normal.cwiseAbs().maxCoeff(&axis) < 1 - 1e-9)
       CARDIO_FAIL(s.where << ": sliding needs a plane normal along x, y or z (the constraint fixes one "
-                             "coordinate); the normal is (" << normal.transpose() << ")");
+                             "coordinate); the normal is ("
+                          << normal.transpose() << ")");
     bc.constraints.push_back(fixed_nodes(nodes_of(select_quads(s, m)), static_cast<std::uint8_t>(1u << axis)));
   }
   if (sim.pericardium)
@@ -111,7 +113,8 @@ HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMes
     // One tissue density (tissue.density): element mass = density x rest volume, scaled as the nodes.
     const Eigen::VectorXd element_mass = (mass_scaling * m.mass.sum() / m.volume.sum()) * m.volume;
     const Eigen::VectorXd bounds = mechanics::element_frequency_bounds(mesh, *forces, element_mass, mesh.rest);
-    model.selective_mass = mechanics::selective_mass_scaling(mesh, masses, element_mass, bounds, sim.selective_mass_scaling);
+    model.selective_mass =
+        mechanics::selective_mass_scaling(mesh, masses, element_mass, bounds, sim.selective_mass_scaling);
     masses = std::move(model.selective_mass->nodal_mass);
     model.selective_mass->nodal_mass.resize(0);
   }

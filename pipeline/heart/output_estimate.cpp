@@ -12,8 +12,8 @@ std::string OutputEstimate::describe() const {
   std::ostringstream os;
   os << "about " << bytes_text(bytes());
   if (frames > 0)
-    os << ": " << static_cast<long long>(frames) << " frames of about " << bytes_text(frame_bytes) << " ("
-       << frames_key << ") and " << bytes_text(mesh_bytes + other_bytes) << " of mesh, tables and checkpoint";
+    os << ": " << static_cast<long long>(frames) << " frames of about " << bytes_text(frame_bytes) << " (" << frames_key
+       << ") and " << bytes_text(mesh_bytes + other_bytes) << " of mesh, tables and checkpoint";
   else
     os << (other_bytes > 0 ? " (the mesh and the final state)" : " (the mesh)");
   return os.str();
@@ -37,9 +37,9 @@ OutputEstimate estimate_output_size(const HeartConfig& cfg, bool simulate, const
   // timeseries.csv: a row per ms; the strain tables: a row per region or label per analysis.interval.
   const double cavities = double(sim.circulation.size());
   const double samples = std::ceil(t_end / sim.analysis.interval);
-  const double values = std::ceil(t_end) * (2 + 3 * cavities) +
-                        samples * (BeatAnalysis::kRegions + double(m.labels_used.size())) *
-                            (2 + BeatAnalysis::kStrains);
+  const double values =
+      std::ceil(t_end) * (2 + 3 * cavities) +
+      samples * (BeatAnalysis::kRegions + double(m.labels_used.size())) * (2 + BeatAnalysis::kStrains);
   e.other_bytes += values * kCsvBytesPerValue;
   e.other_bytes += e.frames * 96;  // series.pvd: a line per frame
   // checkpoint.bin: positions, velocities and forces, per-element analysis state, the tables again.

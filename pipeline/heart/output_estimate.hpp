@@ -27,10 +27,10 @@ constexpr double kMeshOutputBytesPerElement = 484;
 constexpr double kCsvBytesPerValue = 18;
 
 struct OutputEstimate {
-  double frames = 0;        ///< frames/frame_NNNNN.vtu (beat mode; 0 otherwise)
-  double frame_bytes = 0;   ///< each frame, and final.vtu
-  double mesh_bytes = 0;    ///< mesh.vtu, surfaces, cavities, cache/
-  double other_bytes = 0;   ///< final.vtu, the CSV tables, series.pvd, checkpoint.bin
+  double frames = 0;       ///< frames/frame_NNNNN.vtu (beat mode; 0 otherwise)
+  double frame_bytes = 0;  ///< each frame, and final.vtu
+  double mesh_bytes = 0;   ///< mesh.vtu, surfaces, cavities, cache/
+  double other_bytes = 0;  ///< final.vtu, the CSV tables, series.pvd, checkpoint.bin
   /// What sets the number of frames, e.g. "simulation.output_interval = 0.05 ms over 1800 ms".
   std::string frames_key;
 

@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "cardio/core/error.hpp"
-#include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/integrators.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/newton.hpp"
 
 namespace cardio::pipeline {
@@ -112,7 +112,6 @@ std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const
   return out;
 }
 
-
 namespace {
 
 /// Iterations and costs of a solve: of one load step, or summed over the steps by add().
@@ -145,8 +144,8 @@ SolveStats newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& s
   o.linear_solver = sim.linear_solver;
   o.reuse_factorisation = sim.reuse_factorisation;
   const mechanics::NewtonStats st = newton.solve(state, path, s_from, s_to, o, log);
-  return {st.converged,   st.iterations, st.cuts,           st.factorisations, st.krylov_iterations,
-          st.residual,    st.assemble_seconds, st.solve_seconds};
+  return {st.converged, st.iterations,       st.cuts,         st.factorisations, st.krylov_iterations,
+          st.residual,  st.assemble_seconds, st.solve_seconds};
 }
 
 /// One load step by dynamic relaxation (mechanics/integrators.hpp), from load fraction s_from to s_to.
@@ -193,7 +192,8 @@ json quasi_static_summary(const HeartSimulation& sim, const meshing::VoxelMesh& 
 
 [[noreturn]] void fail_unconverged(const HeartSimulation& sim, const SolveStats& totals) {
   const bool newton = sim.solver == StaticSolver::newton;
-  CARDIO_FAIL("quasi-static solve (" << name_of(sim.solver)
+  CARDIO_FAIL("quasi-static solve ("
+              << name_of(sim.solver)
               << ") did not converge: the iteration limit simulation.max_iterations = " << sim.max_iterations
               << (newton ? " per increment was reached after simulation.load_step_cuts = " +
                                std::to_string(sim.load_step_cuts) + " halvings"
@@ -242,8 +242,8 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
     }
     if (!r.converged) break;
     std::ostringstream when;
-    when << "quasi-static load step " << k << "/" << sim.load_steps << " (pressures at " << 100 * s << " %, active tension "
-         << s * sim.active_tension << " kPa)";
+    when << "quasi-static load step " << k << "/" << sim.load_steps << " (pressures at " << 100 * s
+         << " %, active tension " << s * sim.active_tension << " kPa)";
     check_physical_state(m, state.x, when.str(),
                          "the load is too large for this mesh and material (lower loads.pressures or active.tension), "
                          "or the steps too coarse (raise simulation.load_steps)");

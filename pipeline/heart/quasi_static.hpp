@@ -36,8 +36,8 @@ struct ProbeLocation {
 std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const meshing::VoxelMesh& mesh,
                                          std::ostream* log = nullptr);
 
-/// Build the model on `mesh` and solve (the probes are located first). Config problems found here (a tag that does not exist, a
-/// plane that selects nothing) are cardio::Error naming the config location.
+/// Build the model on `mesh` and solve (the probes are located first). Config problems found here (a tag that does not
+/// exist, a plane that selects nothing) are cardio::Error naming the config location.
 HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log);
 
 }  // namespace cardio::pipeline

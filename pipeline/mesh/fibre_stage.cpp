@@ -21,8 +21,8 @@ fibres::RuleAngles rule_angles(const RuleAngles& a) {
   return r;
 }
 
-VoxelFibres voxel_fibres(const FibreParams& fp, const RoleVolume& roles, const meshing::BoundaryClassification& boundary,
-                         const Imported& im) {
+VoxelFibres voxel_fibres(const FibreParams& fp, const RoleVolume& roles,
+                         const meshing::BoundaryClassification& boundary, const Imported& im) {
   VoxelFibres out;
   imaging::VoxelFrames& frames = out.frames;
   if (fp.source == FibreSource::rule) {
@@ -35,12 +35,13 @@ VoxelFibres voxel_fibres(const FibreParams& fp, const RoleVolume& roles, const m
     imaging::VoxelFrames rule;
     // The rule gives the sheet when no sheet image is given (if there is an endocardium to build it
     // on; otherwise a fixed perpendicular is used) and fills invalid voxels when the config asks.
-    const bool has_endocardium = std::any_of(boundary.faces.begin(), boundary.faces.end(), [](const meshing::VoxelFace& f) {
-      return f.tag >= meshing::SurfaceTag::kFirstEndocardium;
-    });
+    const bool has_endocardium =
+        std::any_of(boundary.faces.begin(), boundary.faces.end(),
+                    [](const meshing::VoxelFace& f) { return f.tag >= meshing::SurfaceTag::kFirstEndocardium; });
     const bool need_rule = fp.fill_missing_by_rule || (im.sheet.values.empty() && has_endocardium);
-    if (need_rule && fp.source != FibreSource::phantom) rule = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule));
-    const std::string name = fp.source == FibreSource::vectors ? fp.fibre_file.string()
+    if (need_rule && fp.source != FibreSource::phantom)
+      rule = fibres::rule_based_frames(roles, boundary, rule_angles(fp.rule));
+    const std::string name = fp.source == FibreSource::vectors  ? fp.fibre_file.string()
                              : fp.source == FibreSource::angles ? fp.azimuth_file.string()
                                                                 : "phantom fibres";
     frames = fibres::frames_from_vectors(roles, im.fibre, im.sheet.values.empty() ? nullptr : &im.sheet,
@@ -67,7 +68,8 @@ std::string sample_fibre_frames(meshing::VoxelMesh& m, const imaging::VoxelFrame
     mesh.sample_fibre.resize(3, 8 * ne);
     mesh.sample_sheet.resize(3, 8 * ne);
     parallel_for(8 * ne, [&](std::int64_t c) {
-      const phantoms::FibreSheet fs = phantoms::phantom_fibre_sheet(*phantom, m.label[std::size_t(c / 8)], points.col(c));
+      const phantoms::FibreSheet fs =
+          phantoms::phantom_fibre_sheet(*phantom, m.label[std::size_t(c / 8)], points.col(c));
       mesh.sample_fibre.col(c) = fs.fibre;
       mesh.sample_sheet.col(c) = fs.sheet;
     });

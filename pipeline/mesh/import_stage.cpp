@@ -28,8 +28,8 @@ Imported import_phantom(const PhantomParams& p) {
   spec.rotation = Eigen::AngleAxisd(p.rotation_angle, p.rotation_axis).toRotationMatrix();
   phantoms::Phantom ph = phantoms::make_phantom(spec);
   Imported im{std::move(ph.labels), std::move(ph.fibre), std::move(ph.sheet), spec, {}, {}};
-  im.source = {{"type", "phantom"}, {"kind", name_of(p.kind)}, {"voxel_size_mm", p.voxel_size},
-               {"fibres", name_of(p.fibres)}};
+  im.source = {
+      {"type", "phantom"}, {"kind", name_of(p.kind)}, {"voxel_size_mm", p.voxel_size}, {"fibres", name_of(p.fibres)}};
   return im;
 }
 
@@ -92,20 +92,28 @@ json grid_json(const Grid& g) {
 
 Imported import_source(const GeometryParams& geo) {
   switch (geo.source) {
-    case GeometrySource::phantom: return import_phantom(geo.phantom);
-    case GeometrySource::surface: return import_surface(geo.surface);
-    case GeometrySource::box: return import_box(geo.box);
-    case GeometrySource::image: break;
+    case GeometrySource::phantom:
+      return import_phantom(geo.phantom);
+    case GeometrySource::surface:
+      return import_surface(geo.surface);
+    case GeometrySource::box:
+      return import_box(geo.box);
+    case GeometrySource::image:
+      break;
   }
   return import_image(geo.labels_file);
 }
 
 std::string source_name(const GeometryParams& geo) {
   switch (geo.source) {
-    case GeometrySource::image: return geo.labels_file.string();
-    case GeometrySource::surface: return geo.surface.file.string();
-    case GeometrySource::box: return "box";
-    case GeometrySource::phantom: break;
+    case GeometrySource::image:
+      return geo.labels_file.string();
+    case GeometrySource::surface:
+      return geo.surface.file.string();
+    case GeometrySource::box:
+      return "box";
+    case GeometrySource::phantom:
+      break;
   }
   return "phantom " + std::string(name_of(geo.phantom.kind));
 }
@@ -130,9 +138,8 @@ void check_mesh_fits(const Imported& im, const GeometryParams& geo, const std::s
   const double estimated_elements = double(n_myo_source) * scale;
   std::ostringstream what;
   what << "meshing " << source_name << " with "
-       << (geo.element_size ? "element size " + std::to_string(*geo.element_size) + " mm" : "its voxels")
-       << " (about " << std::llround(estimated_elements) << " elements at " << meshing::kBytesPerElementEstimate
-       << " bytes each)";
+       << (geo.element_size ? "element size " + std::to_string(*geo.element_size) + " mm" : "its voxels") << " (about "
+       << std::llround(estimated_elements) << " elements at " << meshing::kBytesPerElementEstimate << " bytes each)";
   imaging::check_fits_in_memory(std::uint64_t(estimated_elements * double(meshing::kBytesPerElementEstimate) +
                                               double(grid.n_voxels()) * scale * kMeshGridBytesPerVoxel),
                                 what.str());
@@ -172,8 +179,10 @@ RoleVolume assign_roles(imaging::LabelVolume labels, const LabelRoles& roles, co
       n_myocardium += it->second == RoleVolume::kMyocardium;
     }
     // Count labels for the error message (bounded: a float image cast to labels may hold millions).
-    if (auto p = present.find(l); p != present.end()) ++p->second;
-    else if (present.size() < 1000) present[l] = 1;
+    if (auto p = present.find(l); p != present.end())
+      ++p->second;
+    else if (present.size() < 1000)
+      present[l] = 1;
   }
   if (n_myocardium == 0) {
     std::ostringstream os;

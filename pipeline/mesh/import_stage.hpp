@@ -18,10 +18,10 @@ namespace cardio::pipeline {
 /// What the import produced: labels on their grid, optional fibre/sheet vectors on the same grid.
 struct Imported {
   imaging::LabelVolume labels;
-  imaging::VectorVolume fibre, sheet;  ///< empty unless the source carries them (phantoms)
-  std::optional<phantoms::PhantomSpec> phantom;  ///< the analytic phantom, for its fibre rule
+  imaging::VectorVolume fibre, sheet;                               ///< empty unless the source carries them (phantoms)
+  std::optional<phantoms::PhantomSpec> phantom;                     ///< the analytic phantom, for its fibre rule
   std::map<std::string, surfaces::TriangleSurface> source_patches;  ///< surface input: the fit's surfaces
-  nlohmann::json source;               ///< description for the report
+  nlohmann::json source;                                            ///< description for the report
 };
 
 /// The grid as mesh_report.json gives it (size, spacing, origin, direction).

@@ -41,14 +41,15 @@ struct InputFile {
 std::vector<InputFile> input_files(const MeshConfig& c, config::Document& doc) {
   const config::Node geo = doc.root().child("geometry");
   std::vector<InputFile> out;
-  if (c.geometry.source == GeometrySource::image) out.push_back({geo, "labels", c.geometry.labels_file, InputFile::Kind::labels});
+  if (c.geometry.source == GeometrySource::image)
+    out.push_back({geo, "labels", c.geometry.labels_file, InputFile::Kind::labels});
   if (c.geometry.source == GeometrySource::surface)
     out.push_back({geo.child("surface"), "file", c.geometry.surface.file, InputFile::Kind::surface});
   const config::Node fibres = doc.root().child_or_empty("fibres");
   const std::pair<const char*, const fs::path*> images[] = {{"fibre", &c.fibres.fibre_file},
-                                                           {"sheet", &c.fibres.sheet_file},
-                                                           {"azimuth", &c.fibres.azimuth_file},
-                                                           {"elevation", &c.fibres.elevation_file}};
+                                                            {"sheet", &c.fibres.sheet_file},
+                                                            {"azimuth", &c.fibres.azimuth_file},
+                                                            {"elevation", &c.fibres.elevation_file}};
   for (const auto& [key, path] : images)
     if (!path->empty()) out.push_back({fibres, key, *path, InputFile::Kind::image});
   return out;
@@ -156,7 +157,7 @@ SourceLabels source_labels(const MeshConfig& c, const std::vector<InputFile>& fi
   if (g.source == GeometrySource::phantom) {
     s.source = "the phantom " + std::string(name_of(g.phantom.kind));
     for (std::int32_t l : g.phantom.kind == PhantomKind::biventricular ? std::vector<std::int32_t>{0, 1, 2, 3, 4}
-                                                             : std::vector<std::int32_t>{0, 1, 2})
+                                                                       : std::vector<std::int32_t>{0, 1, 2})
       s.count[l] = -1;
   } else if (g.source == GeometrySource::box) {
     s.source = "the box";
@@ -171,8 +172,10 @@ SourceLabels source_labels(const MeshConfig& c, const std::vector<InputFile>& fi
     imaging::LabelVolume labels;
     at_key(files.front(), [&] { labels = imaging::read_label_image(g.labels_file); });
     for (std::int32_t l : labels.values)
-      if (auto it = s.count.find(l); it != s.count.end()) ++it->second;
-      else if (roles.count(l) || s.count.size() < 50) s.count[l] = 1;
+      if (auto it = s.count.find(l); it != s.count.end())
+        ++it->second;
+      else if (roles.count(l) || s.count.size() < 50)
+        s.count[l] = 1;
   }
   return s;
 }
@@ -201,8 +204,8 @@ void check_roles(const MeshConfig& c, config::Document& doc, const std::vector<I
   const config::Node roles = doc.root().child("geometry").child_or_empty("roles");
   const LabelRoles& r = c.geometry.roles;
   if (!found(r.myocardium))
-    fail_at(roles, "myocardium", "no voxel of " + s.source + " has a myocardium label (" + labels_text(r.myocardium) +
-                                     ")" + present.str());
+    fail_at(roles, "myocardium",
+            "no voxel of " + s.source + " has a myocardium label (" + labels_text(r.myocardium) + ")" + present.str());
   const std::vector<config::Node> items = roles.list("cavities");
   for (std::size_t i = 0; i < r.cavities.size(); ++i) {
     const auto& [name, labels] = r.cavities[i];

@@ -73,9 +73,9 @@ std::string MemoryEstimate::describe() const {
 MemoryEstimate estimate_mesh_memory(const MeshConfig& cfg) {
   const GeometryParams& geo = cfg.geometry;
   MemoryEstimate e;
-  Eigen::Vector3d spacing;             // of the source grid [mm]
+  Eigen::Vector3d spacing;  // of the source grid [mm]
   double source_bytes_per_voxel = 0;
-  double myocardium_mm3 = 0;           // phantom: a lower bound of the wall volume
+  double myocardium_mm3 = 0;  // phantom: a lower bound of the wall volume
   if (geo.source == GeometrySource::box) {
     const BoxParams& b = geo.box;
     for (int a = 0; a < 3; ++a) e.source_grid[a] = std::round(b.size[a] / b.voxel_size);
@@ -138,8 +138,7 @@ void check_mesh_memory(const MemoryEstimate& e, config::Document& doc, double av
                            : e.key == "geometry.element_size" ? "use a larger element size"
                                                               : "use a larger voxel size";
   std::ostringstream msg;
-  msg << e.value << " gives " << e.describe() << " of memory to mesh, more than the "
-      << bytes_text(available_bytes)
+  msg << e.value << " gives " << e.describe() << " of memory to mesh, more than the " << bytes_text(available_bytes)
       << " available (MemAvailable, capped by the container's memory limit and by ulimit -v); " << hint;
   section.fail(e.key.substr(dot + 1), msg.str());
 }

@@ -33,8 +33,8 @@ struct MemoryEstimate {
   /// Elements: a lower bound (the box's voxels; the phantom's LV wall volume / element volume), 0 when
   /// not known before the labels are read (image, surface: the mesh stage checks them after import).
   double elements = 0;
-  double source_bytes = 0;   ///< the imported grid
-  double mesh_bytes = 0;     ///< the meshed grid and the elements
+  double source_bytes = 0;  ///< the imported grid
+  double mesh_bytes = 0;    ///< the meshed grid and the elements
 
   double bytes() const { return source_bytes + mesh_bytes; }
   /// e.g. "a grid of 402 x 402 x 501 voxels (81.0 million) and about 25.9 million elements, about 29.6 GB"

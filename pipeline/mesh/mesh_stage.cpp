@@ -100,8 +100,9 @@ meshing::IslandReport drop_islands(RoleVolume& roles, const GeometryParams& geo,
   const meshing::IslandReport islands = meshing::drop_islands(roles, geo.keep_islands);
   if (islands.components > 1)
     say(std::to_string(islands.components) + " myocardium components; " +
-        (geo.keep_islands ? "kept all" : "dropped " + std::to_string(islands.dropped_components) + " islands (" +
-                                             std::to_string(islands.dropped_voxels) + " voxels)"));
+        (geo.keep_islands ? "kept all"
+                          : "dropped " + std::to_string(islands.dropped_components) + " islands (" +
+                                std::to_string(islands.dropped_voxels) + " voxels)"));
   return islands;
 }
 
@@ -220,10 +221,11 @@ void write_mesh_outputs(const fs::path& outdir, const MeshStageResult& r, bool s
   for (std::int64_t e = 0; e < n_el; ++e) material.values(0, e) = m.mesh.material[std::size_t(e)];
   // Field names as in the issue and docs (label, fibre, sheet, normal, volume, mass); their units
   // travel in the `units` field data.
-  io::write_mesh_vtu(outdir / "mesh.vtu", m.mesh, {{"mass", m.mass.transpose()}},
-                     {label, {"fibre", m.mesh.fibre}, {"sheet", m.mesh.sheet}, normal, {"volume", m.volume.transpose()}, material},
-                     {{"units", {"points: mm", "volume: mm^3", "mass: mg", "fibre, sheet, normal: unit vectors"}},
-                      {"surface_tag_names", m.tag_names}});
+  io::write_mesh_vtu(
+      outdir / "mesh.vtu", m.mesh, {{"mass", m.mass.transpose()}},
+      {label, {"fibre", m.mesh.fibre}, {"sheet", m.mesh.sheet}, normal, {"volume", m.volume.transpose()}, material},
+      {{"units", {"points: mm", "volume: mm^3", "mass: mg", "fibre, sheet, normal: unit vectors"}},
+       {"surface_tag_names", m.tag_names}});
   if (surfaces) {
     std::vector<std::vector<std::int64_t>> quads;
     io::Field tag{"tag", Eigen::MatrixXd(1, Eigen::Index(m.surface_quads.size())), true};

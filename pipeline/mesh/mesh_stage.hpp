@@ -14,7 +14,7 @@ namespace cardio::pipeline {
 
 struct MeshStageResult {
   meshing::VoxelMesh mesh;
-  nlohmann::json report;   ///< the content of mesh_report.json
+  nlohmann::json report;  ///< the content of mesh_report.json
 };
 
 /// Run import, fibres and voxelization. Every input problem is a cardio::Error naming the file or

@@ -26,20 +26,20 @@ using Result = CommandResult;
 
 // A small valid config (elongation of a 2x2x2 block) with known line numbers.
 const char* kTiny =
-    "name: tiny\n"                    //  1
-    "experiment:\n"                   //  2
-    "  type: elongation\n"            //  3
-    "  strain: 0.01\n"                //  4
-    "block:\n"                        //  5
-    "  voxels: [2, 2, 2]\n"           //  6
-    "  voxel_size: 1 mm\n"            //  7
-    "material:\n"                     //  8
-    "  model: isotropic\n"            //  9
-    "  youngs_modulus: 10 kPa\n"      // 10
-    "  poisson_ratio: 0.3\n"          // 11
-    "  density: 1.06 mg/mm^3\n"       // 12
-    "solver:\n"                       // 13
-    "  residual_tol: 1e-6\n";         // 14
+    "name: tiny\n"                //  1
+    "experiment:\n"               //  2
+    "  type: elongation\n"        //  3
+    "  strain: 0.01\n"            //  4
+    "block:\n"                    //  5
+    "  voxels: [2, 2, 2]\n"       //  6
+    "  voxel_size: 1 mm\n"        //  7
+    "material:\n"                 //  8
+    "  model: isotropic\n"        //  9
+    "  youngs_modulus: 10 kPa\n"  // 10
+    "  poisson_ratio: 0.3\n"      // 11
+    "  density: 1.06 mg/mm^3\n"   // 12
+    "solver:\n"                   // 13
+    "  residual_tol: 1e-6\n";     // 14
 
 // kTiny with the line `from` replaced by `to` (`to` may hold several lines or be empty).
 std::string tiny_with(const std::string& from, const std::string& to) {
@@ -87,7 +87,8 @@ class CliTest : public ::testing::Test {
   }
 
   // A config error: exit 2, one message naming the file location and the key, nothing computed.
-  void expect_config_error(const Result& r, const std::string& location, const std::vector<std::string>& needles) const {
+  void expect_config_error(const Result& r, const std::string& location,
+                           const std::vector<std::string>& needles) const {
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_HAS(r.err, "cardiac: invalid config: ");
     EXPECT_HAS(r.err, location);
@@ -127,8 +128,8 @@ TEST_F(CliTest, BenchTimesEveryElementTypeAndRejectsAnUnknownOne) {
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"sampled_axes", "one_point", "bourguignon_cani", "baudet"}));
   // --element heart: the element hearts use by default (material.element defaults to sampled_axes).
-  const Result heart = cardiac({"bench", "--element", "heart", "--sizes", "27", "--threads", "1", "--seconds", "0.01",
-                                "--json", json.string()});
+  const Result heart = cardiac(
+      {"bench", "--element", "heart", "--sizes", "27", "--threads", "1", "--seconds", "0.01", "--json", json.string()});
   ASSERT_EQ(heart.code, 0) << heart.err;
   const nlohmann::json one = nlohmann::json::parse(slurp(json));
   ASSERT_EQ(one["results"].size(), 1u);
@@ -145,11 +146,18 @@ TEST_F(CliTest, Version) {
 }
 
 TEST_F(CliTest, UsageErrorsExit2) {
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {}, {"frobnicate"}, {"run"}, {"run", "a.yaml", "b.yaml"}, {"run", "a.yaml", "--bogus"}, {"run", "a.yaml", "-o"},
-           {"run", "a.yaml", "--threads", "abc"}, {"run", "a.yaml", "--threads", "1,2"},
-           {"run", "a.yaml", "--threads", "100000"}, {"run", "a.yaml", "--threads", "0"},
-           {"bench", "--threads", "1,100000"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{},
+                                             {"frobnicate"},
+                                             {"run"},
+                                             {"run", "a.yaml", "b.yaml"},
+                                             {"run", "a.yaml", "--bogus"},
+                                             {"run", "a.yaml", "-o"},
+                                             {"run", "a.yaml", "--threads", "abc"},
+                                             {"run", "a.yaml", "--threads", "1,2"},
+                                             {"run", "a.yaml", "--threads", "100000"},
+                                             {"run", "a.yaml", "--threads", "0"},
+                                             {"bench", "--threads", "1,100000"}}) {
     std::string joined;
     for (const auto& a : args) joined += a + " ";
     const Result r = cardiac(args);
@@ -178,8 +186,8 @@ TEST_F(CliTest, GoodTinyRun) {
     EXPECT_NE(e.path().filename().string()[0], '.') << "temp file left: " << e.path();
 
   const std::string resolved = slurp(out() / "config.resolved.yaml");
-  EXPECT_HAS(resolved, "voxels: [2, 2, 2]");    // the override
-  EXPECT_HAS(resolved, "max_iterations:");      // a default filled in
+  EXPECT_HAS(resolved, "voxels: [2, 2, 2]");  // the override
+  EXPECT_HAS(resolved, "max_iterations:");    // a default filled in
   EXPECT_HAS(resolved, "youngs_modulus: 10 kPa");
 
   const nlohmann::json s = nlohmann::json::parse(slurp(out() / "summary.json"));
@@ -226,8 +234,9 @@ TEST_F(CliTest, UnknownKeySuggestsSpelling) {
 
 TEST_F(CliTest, MisspeltRequiredKeySuggestsSpelling) {
   const Result r = run_config(tiny_with("  youngs_modulus: 10 kPa", "  youngs_modulos: 10 kPa"));
-  expect_config_error(r, "cfg.yaml:", {"material.youngs_modulus: required key is missing", "'youngs_modulos'",
-                                      "did you mean 'youngs_modulus'?"});
+  expect_config_error(
+      r, "cfg.yaml:",
+      {"material.youngs_modulus: required key is missing", "'youngs_modulos'", "did you mean 'youngs_modulus'?"});
 }
 
 TEST_F(CliTest, UnknownSectionSuggestsSpelling) {
@@ -319,7 +328,8 @@ TEST_F(CliTest, ForceDtRunsAnywayAndStopsOnInstability) {
   const Result r = run_config(
       tiny_with("  residual_tol: 1e-6", "  residual_tol: 1e-6\n  dt: 10 ms\n  force_dt: true\n  max_iterations: 30"));
   EXPECT_EQ(r.code, 1) << r.out << r.err;
-  EXPECT_EQ(r.err.find("above the stability estimate"), std::string::npos) << "force_dt must skip the check:\n" << r.err;
+  EXPECT_EQ(r.err.find("above the stability estimate"), std::string::npos) << "force_dt must skip the check:\n"
+                                                                           << r.err;
   EXPECT_HAS(r.out, "using 10 ms");  // the forced step was used
   if (r.err.find("unstable") != std::string::npos) {
     // Blew up: the message names the step and the node (and an element containing it).
@@ -365,7 +375,8 @@ TEST_F(CliTest, InvertedElementFailsTheQuasiStaticRun) {
 TEST_F(CliTest, PhantomThenMeshFromTheWrittenImages) {
   Result r = cardiac({"phantom", "lv", "-o", "ph", "--voxel-size", "2", "--rotate", "1,1,0,30"});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* f : {"labels.nii.gz", "fibre.nii.gz", "sheet.nii.gz"}) EXPECT_TRUE(fs::exists(m_dir / "ph" / f)) << f;
+  for (const char* f : {"labels.nii.gz", "fibre.nii.gz", "sheet.nii.gz"})
+    EXPECT_TRUE(fs::exists(m_dir / "ph" / f)) << f;
   write("heart.yaml",
         "name: from_images\n"
         "geometry:\n"
@@ -377,7 +388,8 @@ TEST_F(CliTest, PhantomThenMeshFromTheWrittenImages) {
   EXPECT_EQ(r.code, 0) << r.err;
   r = cardiac({"mesh", "heart.yaml", "-o", "out"});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* f : {"config.resolved.yaml", "run.log", "mesh.vtu", "surfaces.vtp", "cavity_lv.vtp", "mesh_report.json"})
+  for (const char* f :
+       {"config.resolved.yaml", "run.log", "mesh.vtu", "surfaces.vtp", "cavity_lv.vtp", "mesh_report.json"})
     EXPECT_TRUE(fs::exists(out() / f)) << f;
   const auto report = nlohmann::json::parse(slurp(out() / "mesh_report.json"));
   EXPECT_GT(report["element_count"].get<long>(), 100);
@@ -407,8 +419,8 @@ TEST_F(CliTest, MeshRejectsANotImageAndATwoDimensionalImage) {
   EXPECT_HAS(r.err, "text.nii");
   EXPECT_FALSE(fs::exists(out() / "mesh_report.json"));
   // A 2-D image (a hand-written NRRD: 4 x 4 shorts).
-  write("flat.nrrd", "NRRD0004\ntype: short\ndimension: 2\nsizes: 4 4\nencoding: raw\nendian: little\n\n" +
-                         std::string(32, '\1'));
+  write("flat.nrrd",
+        "NRRD0004\ntype: short\ndimension: 2\nsizes: 4 4\nencoding: raw\nendian: little\n\n" + std::string(32, '\1'));
   write("flat.yaml", "geometry: {source: image, labels: flat.nrrd, roles: {myocardium: [1]}}\n");
   r = cardiac({"mesh", "flat.yaml", "-o", "out"});
   EXPECT_EQ(r.code, 2);
@@ -506,8 +518,9 @@ TEST_F(CliTest, FailedAllocationIsAMessageNotACrash) {
   // allocate under a 4 GB address space. Top-level handler: what was being built, how large, exit 1.
   const auto [r, seconds] = cardiac_limited(m_dir, 4000000, {"phantom", "lv", "-o", "ph", "--voxel-size", "0.02"});
   EXPECT_EQ(r.code, 1) << r.err;  // not 134 (abort) or 137 (killed)
-  EXPECT_HAS(r.err, "cardiac: out of memory (std::bad_alloc) while building the phantom lv at 0.02 mm "
-                    "(a grid of 1002 x 1002 x 1252 voxels, about 35.2 GB); ");
+  EXPECT_HAS(r.err,
+             "cardiac: out of memory (std::bad_alloc) while building the phantom lv at 0.02 mm "
+             "(a grid of 1002 x 1002 x 1252 voxels, about 35.2 GB); ");
   EXPECT_HAS(r.err, " are available (MemAvailable, capped by the container's memory limit and by ulimit -v)");
   EXPECT_EQ(r.err.find("terminate called"), std::string::npos) << r.err;
   EXPECT_LT(seconds, 5.0);
@@ -543,11 +556,11 @@ TEST_F(CliTest, ThreadsAboveTheCpusAreRefusedNamingTheLimit) {
   const std::string limit = ": this process can run 1 to " + std::to_string(cpus) + " threads";
   write("m.yaml", "base: a.yaml\ncases:\n  - name: a\n");  // never read: the options are refused first
   // One check for every command that takes a thread count (issue 14, item 4): same message, exit 2.
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"run", "a.yaml", "--threads", over},
-           {"mesh", "a.yaml", "--threads", over},
-           {"bench", "--threads", "1," + over},
-           {"batch", "m.yaml", "-o", "b", "--threads", over}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"run", "a.yaml", "--threads", over},
+                                             {"mesh", "a.yaml", "--threads", over},
+                                             {"bench", "--threads", "1," + over},
+                                             {"batch", "m.yaml", "-o", "b", "--threads", over}}) {
     const Result r = cardiac(args);
     EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
     EXPECT_HAS(r.err, "--threads " + over + limit);
@@ -585,7 +598,8 @@ TEST_F(BeatBadInput, TimeStepAboveTheEstimateIsRefusedAndAForcedBlowUpIsNamed) {
   // Forced: the run blows up within a few steps and says where (step, time, node, element) and what to try.
   r = run_default_with("  dt_safety: 0.7", "  dt_safety: 0.7\n  dt: 0.5 ms\n  force_dt: true");
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(unstable at step \d+ \(t = [0-9.]+ ms\): node \d+ \(in element \d+\))")))
+  EXPECT_TRUE(
+      std::regex_search(r.err, std::regex(R"(unstable at step \d+ \(t = [0-9.]+ ms\): node \d+ \(in element \d+\))")))
       << r.err;
   EXPECT_HAS(r.err, "dt_safety");
   expect_no_results();
@@ -602,7 +616,8 @@ TEST_F(BeatBadInput, PacingSiteOutsideTheMyocardium) {
 TEST_F(BeatBadInput, ActivationImageOnAnotherGrid) {
   ASSERT_EQ(cardiac({"phantom", "lv", "-o", "ph", "--voxel-size", "2"}).code, 0);
   const Result r = run_default_with(
-      "  mode: eikonal\n  sites:\n    - {point: [0 mm, 0 mm, -18.5 mm], time: 0 ms}   # apical pacing, mid-wall at the apex\n"
+      "  mode: eikonal\n  sites:\n    - {point: [0 mm, 0 mm, -18.5 mm], time: 0 ms}   # apical pacing, mid-wall at the "
+      "apex\n"
       "  velocity_fibre: 0.6 m/s\n  velocity_cross: 0.2 m/s\n",
       "  mode: image\n  image: ph/labels.nii.gz\n");
   EXPECT_EQ(r.code, 1) << r.err;
@@ -642,7 +657,8 @@ class BeatEnd : public CliTest {
   nlohmann::json incomplete_summary() const {
     EXPECT_FALSE(fs::exists(out() / "summary.json")) << "summary.json marks finished runs only";
     EXPECT_FALSE(fs::exists(out() / "checkpoint.bin")) << "nothing to resume: it would overrun again";
-    for (const char* f : {"summary.incomplete.json", "timeseries.csv", "series.pvd", "final.vtu", "frames/frame_00001.vtu"})
+    for (const char* f :
+         {"summary.incomplete.json", "timeseries.csv", "series.pvd", "final.vtu", "frames/frame_00001.vtu"})
       EXPECT_TRUE(fs::exists(out() / f)) << f << ": what was computed must be kept";
     return nlohmann::json::parse(slurp(out() / "summary.incomplete.json"));
   }

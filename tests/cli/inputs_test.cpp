@@ -63,10 +63,9 @@ std::size_t count(const std::string& haystack, const std::string& needle) {
 
 // One beat of the default LV at 2 mm, a frame every 20 ms: 51 frames, about 7 MB on disk.
 TEST_F(InputsTest, ARunAboveTheSizeLimitWarnsOnceOnStderrAndInRunLogAndItsEstimateHolds) {
-  const CommandResult r =
-      cardiac({"run", kLv, "-o", m_out.string(), "--no-figures", "--set", "geometry.phantom.voxel_size=2 mm", "--set",
-               "simulation.beats=1", "--set", "simulation.output_interval=20 ms", "--set",
-               "output.max_size_warning=1 MB"});
+  const CommandResult r = cardiac({"run", kLv, "-o", m_out.string(), "--no-figures", "--set",
+                                   "geometry.phantom.voxel_size=2 mm", "--set", "simulation.beats=1", "--set",
+                                   "simulation.output_interval=20 ms", "--set", "output.max_size_warning=1 MB"});
   ASSERT_EQ(r.code, 0) << r.err;  // a warning: the run goes on
   const std::string warning = "cardiac: warning: the outputs of this run are estimated at about ";
   EXPECT_EQ(count(r.err, warning), 1u) << r.err;
@@ -112,9 +111,10 @@ TEST_F(InputsTest, AProbeFarOutsideTheMeshFailsBeforeTheSolveNamingItAndItsDista
   const CommandResult r =
       cardiac({"run", kLand1, "-o", m_out.string(), "--set", "probes[0].point=[1000 mm, 0 mm, 0 mm]"});
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_HAS(r.err, "probes[0].point: probe 'tip' at (1000, 0, 0) mm is outside the mesh, 990 mm from its nearest "
-                    "node (10, 0, 0) mm; expected a point in the myocardium or within one voxel diagonal "
-                    "(0.433013 mm)");
+  EXPECT_HAS(r.err,
+             "probes[0].point: probe 'tip' at (1000, 0, 0) mm is outside the mesh, 990 mm from its nearest "
+             "node (10, 0, 0) mm; expected a point in the myocardium or within one voxel diagonal "
+             "(0.433013 mm)");
   EXPECT_FALSE(fs::exists(m_out / "summary.json"));
   EXPECT_EQ(slurp(m_out / "run.log").find("load step"), std::string::npos) << "solved before failing";
 }
@@ -163,8 +163,9 @@ void write_nifti(const fs::path& file, std::array<float, 3> pixdim, const std::v
 TEST_F(InputsTest, ANiftiWithPixdimZeroIsRefusedByValidateAndMeshNamingTheFile) {
   write_nifti(m_dir / "flat.nii", {1.0f, 0.0f, 1.0f});
   std::ofstream(m_dir / "heart.yaml") << "geometry: {source: image, labels: flat.nii, roles: {myocardium: [1]}}\n";
-  const std::string expected = "flat.nii': its NIfTI header has pixdim[1..3] = (1, 0, 1) (qform_code 0, sform_code 0)"
-                               ": the voxel size is unknown";
+  const std::string expected =
+      "flat.nii': its NIfTI header has pixdim[1..3] = (1, 0, 1) (qform_code 0, sform_code 0)"
+      ": the voxel size is unknown";
   CommandResult r = cardiac({"validate", "heart.yaml"});
   EXPECT_EQ(r.code, 2);
   EXPECT_HAS(r.err, expected);

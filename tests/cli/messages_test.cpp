@@ -70,8 +70,8 @@ void expect_one_error(const CommandResult& r, const std::string& prefix) {
 TEST_F(MessagesTest, AConfigPathThatIsADirectoryIsNamedAsOne) {
   fs::create_directories(m_dir / "cfgdir");
   for (const char* command : {"validate", "run", "mesh"}) {
-    const CommandResult r = std::string(command) == "validate" ? cardiac({command, "cfgdir"})
-                                                               : cardiac({command, "cfgdir", "-o", "out"});
+    const CommandResult r =
+        std::string(command) == "validate" ? cardiac({command, "cfgdir"}) : cardiac({command, "cfgdir", "-o", "out"});
     EXPECT_EQ(r.code, 2) << command;
     expect_one_error(r, "cardiac: invalid config: cfgdir: is a directory; expected a YAML config file");
     EXPECT_EQ(r.err.find("required section"), std::string::npos) << r.err;
@@ -103,8 +103,9 @@ TEST_F(MessagesTest, TheIterationLimitIsNamedWithTheResidualReached) {
   write("cfg.yaml", kTiny);
   const CommandResult r = cardiac({"run", "cfg.yaml", "-o", "out", "--set", "solver.max_iterations=1"});
   EXPECT_EQ(r.code, 1);
-  expect_one_error(r, "cardiac: run failed: quasi-static solve did not converge: the iteration limit "
-                      "solver.max_iterations = 1 was reached in load step 1 of 1 with the relative residual at ");
+  expect_one_error(r,
+                   "cardiac: run failed: quasi-static solve did not converge: the iteration limit "
+                   "solver.max_iterations = 1 was reached in load step 1 of 1 with the relative residual at ");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(residual at ([0-9.eE+-]+) )"))) << r.err;
   EXPECT_GT(std::stod(m[1]), 1e-6) << "the residual reached, not one never computed";
@@ -114,11 +115,13 @@ TEST_F(MessagesTest, TheIterationLimitIsNamedWithTheResidualReached) {
   EXPECT_HAS(log, "the iteration limit solver.max_iterations = 1");
   EXPECT_EQ(log.find("iteration limit"), log.rfind("iteration limit")) << log;
   // Newton on a heart config (Land et al.'s beam at 0.5 mm): the limit per increment, and the residual.
-  const CommandResult h = cardiac({"run", (kSource / "configs" / "benchmarks" / "land2015_problem1.yaml").string(), "-o",
-                                   "beam", "--set", "geometry.box.voxel_size=0.5 mm", "--set", "simulation.max_iterations=1"});
+  const CommandResult h =
+      cardiac({"run", (kSource / "configs" / "benchmarks" / "land2015_problem1.yaml").string(), "-o", "beam", "--set",
+               "geometry.box.voxel_size=0.5 mm", "--set", "simulation.max_iterations=1"});
   EXPECT_EQ(h.code, 1);
-  expect_one_error(h, "cardiac: run failed: quasi-static solve (newton) did not converge: the iteration limit "
-                      "simulation.max_iterations = 1 per increment was reached after simulation.load_step_cuts = ");
+  expect_one_error(h,
+                   "cardiac: run failed: quasi-static solve (newton) did not converge: the iteration limit "
+                   "simulation.max_iterations = 1 per increment was reached after simulation.load_step_cuts = ");
   ASSERT_TRUE(std::regex_search(h.err, m, std::regex(R"(residual at ([0-9.eE+-]+) )"))) << h.err;
   EXPECT_GT(std::stod(m[1]), 1e-6);
   EXPECT_FALSE(fs::exists(m_dir / "beam" / "summary.json"));
@@ -210,8 +213,8 @@ TEST_F(MessagesTest, AnOutputDirectoryThatIsNotWritableIsNamed) {
     EXPECT_EQ(r.code, 2) << r.err;
     expect_one_error(r, "cardiac: output directory ro/out is not writable: ");
   }
-  const CommandResult b = cardiac({"batch", (kSource / "configs" / "cohort_example.yaml").string(), "-o", "ro/out",
-                                   "--executor", "slurm"});
+  const CommandResult b =
+      cardiac({"batch", (kSource / "configs" / "cohort_example.yaml").string(), "-o", "ro/out", "--executor", "slurm"});
   EXPECT_EQ(b.code, 2) << b.err;
   EXPECT_HAS(b.err, "cardiac batch: output directory ");
   EXPECT_HAS(b.err, "ro/out is not writable: ");

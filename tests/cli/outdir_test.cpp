@@ -224,8 +224,8 @@ TEST_F(OutdirTest, ARealSigkillDuringMeshLeavesATempFileThatTheNextMeshRemoves) 
   // once in practice; a file renamed between the look and the kill is tried again.
   for (int attempt = 0; attempt < 5 && temp.empty(); ++attempt) {
     fs::remove_all(out);
-    pid = start({"mesh", kConfig, "-o", out.string(), "--set", "geometry.phantom.voxel_size=0.4 mm"},
-                m_dir / "kill.log");
+    pid =
+        start({"mesh", kConfig, "-o", out.string(), "--set", "geometry.phantom.voxel_size=0.4 mm"}, m_dir / "kill.log");
     ASSERT_GT(pid, 0);
     while (running(pid)) {
       if (!(temp = find_temp_file(out, ".mesh.vtu.tmp")).empty()) {

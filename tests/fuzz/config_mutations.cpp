@@ -19,8 +19,8 @@ namespace {
 struct Site {
   std::vector<std::string> parts;  ///< map keys, or "[i]" for list items
   std::string path;
-  std::string name;   ///< its key (a list item: its list's key)
-  std::string shown;  ///< the key as cardiac's messages name it (see collect)
+  std::string name;                    ///< its key (a list item: its list's key)
+  std::string shown;                   ///< the key as cardiac's messages name it (see collect)
   bool scalar = false, keyed = false;  ///< keyed: a map entry (it can be renamed or removed)
 };
 
@@ -76,8 +76,10 @@ std::string edited(const YAML::Node& root, const Site& site,
 }
 
 void replace(YAML::Node parent, const std::string& part, const YAML::Node& value) {
-  if (part.front() == '[') parent[std::stoul(part.substr(1))] = value;
-  else parent[part] = value;
+  if (part.front() == '[')
+    parent[std::stoul(part.substr(1))] = value;
+  else
+    parent[part] = value;
 }
 
 /// "youngs_modulus" -> "younsg_modulus" (two neighbours swapped), or a letter appended.
@@ -121,8 +123,10 @@ std::string outside(const std::vector<DocumentedKey>& rows, const std::string& u
     static const std::regex interval(R"(^[\[(]\s*([-0-9.eE+]+),\s*([-0-9.eE+]+)[\])]\s*$)");
     if (std::regex_search(r, m, bound) || std::regex_search(r, m, interval)) {
       const double lo = std::stod(m[1]);
-      if (lo >= 0) v = "-1" + (unit.empty() ? "" : " " + unit);
-      else if (unit.empty() && m.size() > 2 && m[2].matched) v = std::to_string(std::stod(m[2]) + 1);
+      if (lo >= 0)
+        v = "-1" + (unit.empty() ? "" : " " + unit);
+      else if (unit.empty() && m.size() > 2 && m[2].matched)
+        v = std::to_string(std::stod(m[2]) + 1);
     }
     if (v.empty() || (!value.empty() && v != value)) return {};  // rows disagree: not certain
     value = v;
@@ -155,8 +159,8 @@ bool plain_value(const std::ssub_match& v) {
 /// The lines a broken-YAML mutation can start from.
 struct Lines {
   std::vector<std::string> all;
-  std::vector<std::size_t> keys;     ///< "key: ..." lines (not list items)
-  std::vector<std::size_t> values;   ///< of them, those with a plain value
+  std::vector<std::size_t> keys;      ///< "key: ..." lines (not list items)
+  std::vector<std::size_t> values;    ///< of them, those with a plain value
   std::vector<std::size_t> siblings;  ///< indented ones below a sibling with a plain value
   explicit Lines(const std::string& text) : all(lines_of(text)) {
     for (std::size_t i = 0; i < all.size(); ++i) {
@@ -181,7 +185,7 @@ std::vector<Mutant> broken_yaml(const std::string& text, const std::string& file
     Mutant m{"YAML structure", "", "", {file + ":"}};
     const std::size_t kind = rng.below(7);
     if ((kind == 3 || kind == 4) && l.siblings.empty()) continue;
-    const std::size_t i = kind == 0                 ? rng.pick(l.keys)
+    const std::size_t i = kind == 0                ? rng.pick(l.keys)
                           : kind == 3 || kind == 4 ? rng.pick(l.siblings)
                                                    : rng.pick(l.values);
     const std::string line = " on line " + std::to_string(i + 1);
@@ -219,7 +223,10 @@ std::vector<Mutant> broken_yaml(const std::string& text, const std::string& file
 class Mutator {
  public:
   Mutator(const YAML::Node& root, const KeyDocs& docs, Rng& rng)
-      : m_root(root), m_docs(docs), m_rng(rng), m_manifest(root["base_config"].IsDefined()),
+      : m_root(root),
+        m_docs(docs),
+        m_rng(rng),
+        m_manifest(root["base_config"].IsDefined()),
         m_experiment(root["experiment"].IsDefined()) {}
 
   void add_all() {

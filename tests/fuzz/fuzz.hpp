@@ -20,7 +20,9 @@ class Rng {
   /// An integer in [0, n), n > 0.
   std::size_t below(std::size_t n) { return static_cast<std::size_t>(m_engine() % n); }
   template <class T>
-  const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
+  const T& pick(const std::vector<T>& v) {
+    return v[below(v.size())];
+  }
 
  private:
   std::mt19937_64 m_engine;
@@ -55,8 +57,8 @@ class KeyDocs {
 
 /// Mutations of one config (YAML text whose input paths are absolute), `per_category` of each
 /// category that applies. `file_name` is the name the mutant is written under (YAML errors name it).
-std::vector<Mutant> mutate_config(const std::string& yaml, const std::string& file_name, const KeyDocs& docs,
-                                  Rng& rng, int per_category);
+std::vector<Mutant> mutate_config(const std::string& yaml, const std::string& file_name, const KeyDocs& docs, Rng& rng,
+                                  int per_category);
 
 /// A shipped config with every relative input path (a scalar naming an existing file or folder
 /// next to it) made absolute, re-emitted as YAML.

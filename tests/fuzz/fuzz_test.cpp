@@ -67,7 +67,7 @@ void run_all(std::vector<Job>& jobs) {
 std::string broken_promise(const Job& j) {
   const Outcome& o = j.outcome;
   if (o.code != 1 && o.code != 2)
-    return o.code == 0 ? "exit 0 for an invalid input"
+    return o.code == 0    ? "exit 0 for an invalid input"
            : o.code > 128 ? "killed by a signal"
                           : "exit " + std::to_string(o.code);
   bool named = false;

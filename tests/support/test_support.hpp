@@ -78,8 +78,10 @@ inline CommandResult run_command(const std::string& cmd, const std::filesystem::
   const std::string full = "( " + cmd + "\n) >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string());
   const int status = std::system(full.c_str());
   CommandResult r;
-  if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-  else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
+  if (status != -1 && WIFEXITED(status))
+    r.code = WEXITSTATUS(status);
+  else if (status != -1 && WIFSIGNALED(status))
+    r.code = 128 + WTERMSIG(status);
   r.out = slurp(out);
   r.err = slurp(err);
   return r;

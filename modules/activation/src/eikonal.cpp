@@ -71,7 +71,9 @@ Stencil make_stencil(const imaging::Grid& g) {
   return s;
 }
 
-double metric_norm(const Eigen::Vector3d& d, const Eigen::Matrix3d& m) { return std::sqrt(std::max(0.0, d.dot(m * d))); }
+double metric_norm(const Eigen::Vector3d& d, const Eigen::Matrix3d& m) {
+  return std::sqrt(std::max(0.0, d.dot(m * d)));
+}
 
 /// min over s in [0, 1] of t1 + s (t2 - t1) + |d1 + s (d2 - d1)|_M (convex; closed form); the
 /// minimiser in `arg`.
@@ -145,7 +147,6 @@ struct Problem {
   Eigen::VectorXd t0;  ///< T0 at the element centres (factored runs)
 
   double factor(const Eigen::Vector3d& y) const { return metric_norm(y - source, source_metric); }
-
 };
 
 /// Best time for element j from the faces of its stencil containing the neighbour at offset o.
@@ -171,8 +172,9 @@ double candidate(const Problem& P, const Eigen::VectorXd& T, std::int64_t j, int
     if (n_finite == 3) {
       // Conduction tensors averaged over the element and the face (the inverse of the averaged
       // metric to first order in the fibre variation, without a 3x3 inverse per face).
-      const Eigen::Matrix3d d = 0.5 * P.tensor[std::size_t(j)] +
-                                (P.tensor[std::size_t(e[0])] + P.tensor[std::size_t(e[1])] + P.tensor[std::size_t(e[2])]) / 6.0;
+      const Eigen::Matrix3d d =
+          0.5 * P.tensor[std::size_t(j)] +
+          (P.tensor[std::size_t(e[0])] + P.tensor[std::size_t(e[1])] + P.tensor[std::size_t(e[2])]) / 6.0;
       double ft;
       Eigen::Vector3d lambda;
       if (face_time(t, tet, d, ft, lambda)) {
@@ -271,9 +273,9 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
   options.velocity.validate();
   const auto n = static_cast<std::int64_t>(voxel.size());
   CARDIO_CHECK(n > 0, "eikonal activation: the mesh has no elements");
-  CARDIO_CHECK(fibre.cols() == n && std::int64_t(label.size()) == n,
-               "eikonal activation: " << n << " elements but " << fibre.cols() << " fibres and " << label.size()
-                                      << " labels");
+  CARDIO_CHECK(
+      fibre.cols() == n && std::int64_t(label.size()) == n,
+      "eikonal activation: " << n << " elements but " << fibre.cols() << " fibres and " << label.size() << " labels");
   if (sites.empty()) CARDIO_FAIL("eikonal activation needs at least one pacing site (a point or a label)");
   if (!(std::isfinite(options.point_tolerance_mm) && options.point_tolerance_mm >= 0))
     CARDIO_FAIL("activation.point_tolerance = " << options.point_tolerance_mm << " mm: expected a finite value >= 0");
@@ -282,7 +284,8 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
   // Travel-time metric per element.
   const double inv_f2 = 1.0 / (options.velocity.fibre * options.velocity.fibre);
   const double inv_t2 = 1.0 / (options.velocity.cross * options.velocity.cross);
-  const double vf2 = options.velocity.fibre * options.velocity.fibre, vt2 = options.velocity.cross * options.velocity.cross;
+  const double vf2 = options.velocity.fibre * options.velocity.fibre,
+               vt2 = options.velocity.cross * options.velocity.cross;
   P.metric.resize(std::size_t(n));
   P.tensor.resize(std::size_t(n));
   for (std::int64_t e = 0; e < n; ++e) {
@@ -364,8 +367,9 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
     }
     const double dist = std::sqrt(best_d2);
     if (dist > tolerance)
-      CARDIO_FAIL(name << ": pacing site outside the myocardium: the point (" << site.point.x() << ", " << site.point.y() << ", " << site.point.z()
-                       << ") mm is " << dist << " mm from the nearest myocardium element centre (voxel "
+      CARDIO_FAIL(name << ": pacing site outside the myocardium: the point (" << site.point.x() << ", "
+                       << site.point.y() << ", " << site.point.z() << ") mm is " << dist
+                       << " mm from the nearest myocardium element centre (voxel "
                        << voxel_text(grid, voxel[std::size_t(best)]) << "); expected within " << tolerance << " mm");
     rep.site_elements.push_back(best);
     point_sources.push_back({best, site.time_ms});
@@ -393,11 +397,12 @@ Eigen::VectorXd eikonal_activation(const imaging::Grid& grid, const std::vector<
       ++unreached;
     }
   if (unreached > 0)
-    CARDIO_FAIL("eikonal activation: " << unreached << " of " << n
-                                       << " myocardium elements are not reached from the pacing sites (not 26-connected "
-                                          "to any site); the first is element "
-                                       << first << " at voxel " << voxel_text(grid, voxel[std::size_t(first)])
-                                       << ": add a pacing site in each disconnected part");
+    CARDIO_FAIL(
+        "eikonal activation: " << unreached << " of " << n
+                               << " myocardium elements are not reached from the pacing sites (not 26-connected "
+                                  "to any site); the first is element "
+                               << first << " at voxel " << voxel_text(grid, voxel[std::size_t(first)])
+                               << ": add a pacing site in each disconnected part");
   rep.max_time_ms = T.maxCoeff();
   if (report) *report = rep;
   return T;

@@ -80,10 +80,12 @@ struct PointErrors {  // [ms]
 /// element through a label of its own (the unfactored scheme, for comparison).
 PointErrors point_source_errors(double h, bool factored, EikonalReport* report = nullptr) {
   const Eigen::Vector3d L(12, 10, 8);
-  Block b({std::int64_t(std::lround(L[0] / h)), std::int64_t(std::lround(L[1] / h)), std::int64_t(std::lround(L[2] / h))},
-          h, kRotation, kFibre);
+  Block b(
+      {std::int64_t(std::lround(L[0] / h)), std::int64_t(std::lround(L[1] / h)), std::int64_t(std::lround(L[2] / h))},
+      h, kRotation, kFibre);
   const EikonalOptions opt;
-  const Eigen::Vector3d p = b.grid.origin + kRotation * (Eigen::Vector3d(4.1, 5.2, 3.9) - Eigen::Vector3d::Constant(h / 2));
+  const Eigen::Vector3d p =
+      b.grid.origin + kRotation * (Eigen::Vector3d(4.1, 5.2, 3.9) - Eigen::Vector3d::Constant(h / 2));
   EikonalReport rep;
   Eigen::VectorXd T =
       eikonal_activation(b.grid, b.voxel, b.fibre, b.label, {PacingSite::at_point(p, 0.0, "apex")}, opt, &rep);
@@ -207,7 +209,8 @@ TEST(Eikonal, Errors) {
   split.fibre = split.fibre.leftCols(Eigen::Index(split.voxel.size())).eval();
   split.label.assign(split.voxel.size(), 1);
   try {
-    eikonal_activation(split.grid, split.voxel, split.fibre, split.label, {PacingSite::at_point(b.grid.point(0, 0, 0))});
+    eikonal_activation(split.grid, split.voxel, split.fibre, split.label,
+                       {PacingSite::at_point(b.grid.point(0, 0, 0))});
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("72 of 180 myocardium elements are not reached"), std::string::npos)

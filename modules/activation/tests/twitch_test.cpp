@@ -46,8 +46,8 @@ TEST(Twitch, CosineShape) {
   EXPECT_EQ(tw.time_to_peak(), 100.0);
   EXPECT_EQ(tw.shape(100.0), 1.0);
   expect_shape_properties(tw);
-  EXPECT_NEAR(tw.shape(50.0), 0.5, 1e-15);    // sin^2(pi/4)
-  EXPECT_NEAR(tw.shape(200.0), 0.5, 1e-15);   // cos^2(pi/4)
+  EXPECT_NEAR(tw.shape(50.0), 0.5, 1e-15);   // sin^2(pi/4)
+  EXPECT_NEAR(tw.shape(200.0), 0.5, 1e-15);  // cos^2(pi/4)
   // C^1: one-sided slopes vanish at 0, t_p and t_d.
   const double h = 1e-4;
   EXPECT_LT(tw.shape(h) / h, 1e-3);

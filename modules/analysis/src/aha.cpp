@@ -35,8 +35,10 @@ AhaFrame make_frame(const AhaSpec& spec) {
   f.q = n_rot.cross(f.ref);
   f.h_apex = (spec.endocardial_apex - spec.base_point).dot(f.l);
   if (!(f.h_apex < 0))
-    CARDIO_FAIL("AHA segments: the endocardial apex must lie below the base plane (towards the apex); its height "
-                "along the axis is " << f.h_apex << " mm");
+    CARDIO_FAIL(
+        "AHA segments: the endocardial apex must lie below the base plane (towards the apex); its height "
+        "along the axis is "
+        << f.h_apex << " mm");
   return f;
 }
 

@@ -18,8 +18,7 @@ using mechanics::NodeMatrix;
 /// dN_i/d(xi, eta, zeta) at the centre: the VTK nodes' natural coordinates / 8 (8 x 3).
 Eigen::Matrix<double, 8, 3> centre_shape_derivatives() {
   Eigen::Matrix<double, 8, 3> d;
-  d << -1, -1, -1,  1, -1, -1,  1, 1, -1,  -1, 1, -1,
-       -1, -1,  1,  1, -1,  1,  1, 1,  1,  -1, 1,  1;
+  d << -1, -1, -1, 1, -1, -1, 1, 1, -1, -1, 1, -1, -1, -1, 1, 1, -1, 1, 1, 1, 1, -1, 1, 1;
   return d / 8.0;
 }
 
@@ -42,8 +41,8 @@ bool try_centre_gradient(const NodeMatrix& X, const NodeMatrix& x, Eigen::Matrix
 }
 
 void check_positions(const HexMesh& mesh, const Eigen::Matrix3Xd& x, const char* what) {
-  CARDIO_CHECK(x.cols() == mesh.n_nodes(), what << ": " << x.cols() << " node positions for a mesh of "
-                                                << mesh.n_nodes() << " nodes");
+  CARDIO_CHECK(x.cols() == mesh.n_nodes(),
+               what << ": " << x.cols() << " node positions for a mesh of " << mesh.n_nodes() << " nodes");
 }
 
 void check_directions(const HexMesh& mesh, const ElementDirections& d) {

@@ -21,8 +21,8 @@ surfaces::TriangleSurface opposite_wall(const meshing::VoxelMesh& m, const Eigen
   for (Eigen::Index i = 0; i < x.cols(); ++i) s.points[std::size_t(i)] = x.col(i);
   for (std::size_t q = 0; q < m.surface_quads.size(); ++q) {
     const std::uint8_t t = m.surface_tag[q];
-    const bool opposite = tag == SurfaceTag::kEpicardium ? t >= SurfaceTag::kFirstEndocardium
-                                                         : t != tag && t != SurfaceTag::kBase;
+    const bool opposite =
+        tag == SurfaceTag::kEpicardium ? t >= SurfaceTag::kFirstEndocardium : t != tag && t != SurfaceTag::kBase;
     if (!opposite) continue;
     const auto& v = m.surface_quads[q];
     s.triangles.push_back({v[0], v[1], v[2]});

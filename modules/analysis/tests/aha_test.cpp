@@ -41,7 +41,7 @@ TEST(AnalysisAha, PointsGetTheStandardSegmentNumbers) {
   const int basal[6] = {2, 3, 4, 5, 6, 1};
   for (int k = 0; k < 6; ++k) {
     EXPECT_EQ(aha_segment_of(at(30 + 60 * k, -1), s), basal[k]) << k;
-    EXPECT_EQ(aha_segment_of(at(30 + 60 * k, 2), s), basal[k]) << k;       // above the base plane
+    EXPECT_EQ(aha_segment_of(at(30 + 60 * k, 2), s), basal[k]) << k;         // above the base plane
     EXPECT_EQ(aha_segment_of(at(30 + 60 * k, -4.5), s), basal[k] + 6) << k;  // mid
   }
   // Apical (z in [-9, -6)): 90 deg sectors from theta = 15: septal, inferior, lateral, anterior.
@@ -94,8 +94,10 @@ TEST(AnalysisAha, LabelFilterAndSegmentMeans) {
   const std::vector<std::int32_t> labels{1, 2, 4, 1, 3, 1, 1, 4};
   const std::vector<std::uint8_t> seg = aha_segments(m, labels, s);
   for (std::size_t e = 0; e < seg.size(); ++e) {
-    if (labels[e] == 2 || labels[e] == 3) EXPECT_EQ(seg[e], 0) << e;
-    else EXPECT_EQ(seg[e], aha_segment_of(m.rest(Eigen::all, m.hexes[e]).rowwise().mean(), s)) << e;
+    if (labels[e] == 2 || labels[e] == 3)
+      EXPECT_EQ(seg[e], 0) << e;
+    else
+      EXPECT_EQ(seg[e], aha_segment_of(m.rest(Eigen::all, m.hexes[e]).rowwise().mean(), s)) << e;
   }
   // Means: weights 1..8, value = element index; per segment sum(w v) / sum(w) by hand.
   Eigen::VectorXd v(8), w(8);
@@ -105,8 +107,10 @@ TEST(AnalysisAha, LabelFilterAndSegmentMeans) {
     double sw = 0, swv = 0;
     for (int e = 0; e < 8; ++e)
       if (seg[std::size_t(e)] == sid) sw += w(e), swv += w(e) * v(e);
-    if (sw > 0) EXPECT_DOUBLE_EQ(mean[std::size_t(sid)], swv / sw) << sid;
-    else EXPECT_TRUE(std::isnan(mean[std::size_t(sid)])) << sid;
+    if (sw > 0)
+      EXPECT_DOUBLE_EQ(mean[std::size_t(sid)], swv / sw) << sid;
+    else
+      EXPECT_TRUE(std::isnan(mean[std::size_t(sid)])) << sid;
   }
   const auto vol = segment_volumes(m, m.rest, seg);
   double total = 0;

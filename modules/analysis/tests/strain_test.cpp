@@ -132,8 +132,8 @@ TEST(AnalysisStrain, AffineMapOfDistortedHexahedraIsExactIncludingTheVolumeChang
     j_err = std::max(j_err, std::abs(s.J(e) - A.determinant()));
   }
   const double dv = relative_volume_change(m, x);
-  std::cout << "affine on distorted hexes: |F - A| " << f_err << ", |J - det A| " << j_err << ", volume change "
-            << dv << " vs " << A.determinant() - 1 << "\n";
+  std::cout << "affine on distorted hexes: |F - A| " << f_err << ", |J - det A| " << j_err << ", volume change " << dv
+            << " vs " << A.determinant() - 1 << "\n";
   EXPECT_LT(f_err, 1e-13);
   EXPECT_LT(j_err, 1e-13);
   EXPECT_NEAR(dv, A.determinant() - 1, 1e-13);
@@ -253,7 +253,8 @@ TEST(AnalysisStrain, CardiacDirectionsAboutTheLongAxis) {
   EXPECT_LT((d.normal.col(0) - Eigen::Vector3d(0, 0, 1)).norm(), 1e-15);  // f x s
   // Stretch diag(a, b, c): cube 0 has r = x, c = y; cube 1 has r = -y, c = x.
   const double a = 1.1, b = 0.85, c = 0.95;
-  const ElementStrains s = strains(m, affine(m.rest, Eigen::Vector3d(a, b, c).asDiagonal(), Eigen::Vector3d::Zero()), d);
+  const ElementStrains s =
+      strains(m, affine(m.rest, Eigen::Vector3d(a, b, c).asDiagonal(), Eigen::Vector3d::Zero()), d);
   EXPECT_NEAR(s.E_rr(0), (a * a - 1) / 2, 1e-15);
   EXPECT_NEAR(s.E_cc(0), (b * b - 1) / 2, 1e-15);
   EXPECT_NEAR(s.E_rr(1), (b * b - 1) / 2, 1e-15);

@@ -28,8 +28,10 @@ meshing::VoxelMesh shell(double h) {
   for (std::int64_t v = 0; v < roles.role.grid.n_voxels(); ++v) {
     const auto [i, j, k] = roles.role.grid.index(v);
     const double r = roles.role.grid.point(i, j, k).norm();
-    if (r < kInner) roles.role.values[std::size_t(v)] = imaging::RoleVolume::cavity_role(0);
-    else if (r < kOuter) roles.role.values[std::size_t(v)] = imaging::RoleVolume::kMyocardium;
+    if (r < kInner)
+      roles.role.values[std::size_t(v)] = imaging::RoleVolume::cavity_role(0);
+    else if (r < kOuter)
+      roles.role.values[std::size_t(v)] = imaging::RoleVolume::kMyocardium;
   }
   roles.labels.grid = roles.role.grid;
   roles.labels.values.assign(roles.role.values.begin(), roles.role.values.end());
@@ -79,7 +81,8 @@ TEST(WallThickness, StaircaseSurfacesBiasItLessThanVolumeOverArea) {
   }
   const double volume_over_area = m.volume.sum() / (0.5 * (endo + epi));
   const double distance = analysis::mean_wall_thickness(m, x);
-  std::cout << "staircase shell, true 4 mm: distance " << distance << " mm, volume / area " << volume_over_area << " mm\n";
+  std::cout << "staircase shell, true 4 mm: distance " << distance << " mm, volume / area " << volume_over_area
+            << " mm\n";
   EXPECT_NEAR(distance, kOuter - kInner, 0.3);
   EXPECT_LT(std::abs(distance - 4), 0.5 * std::abs(volume_over_area - 4));
 }

@@ -11,10 +11,14 @@ namespace cardio::circulation {
 
 std::string_view phase_name(Phase p) {
   switch (p) {
-    case Phase::filling: return "filling";
-    case Phase::isovolumic_contraction: return "isovolumic_contraction";
-    case Phase::ejection: return "ejection";
-    case Phase::isovolumic_relaxation: return "isovolumic_relaxation";
+    case Phase::filling:
+      return "filling";
+    case Phase::isovolumic_contraction:
+      return "isovolumic_contraction";
+    case Phase::ejection:
+      return "ejection";
+    case Phase::isovolumic_relaxation:
+      return "isovolumic_relaxation";
   }
   return "unknown";
 }
@@ -25,8 +29,8 @@ void BeatParams::validate(std::string_view where) const {
   if (!(edp > 0 && edp < 40))
     CARDIO_FAIL(key("end_diastolic_pressure") << " = " << edp << " mmHg: expected a value in (0, 40)");
   if (!(atrial_pressure_mmHg > 0 && atrial_pressure_mmHg <= edp))
-    CARDIO_FAIL(key("atrial_pressure") << " = " << atrial_pressure_mmHg << " mmHg: expected a value in (0, "
-                                       << edp << "] (0 < atrial pressure <= end-diastolic pressure)");
+    CARDIO_FAIL(key("atrial_pressure") << " = " << atrial_pressure_mmHg << " mmHg: expected a value in (0, " << edp
+                                       << "] (0 < atrial pressure <= end-diastolic pressure)");
   if (!(initial_pressure_mmHg >= 0 && initial_pressure_mmHg <= edp))
     CARDIO_FAIL(key("initial_pressure") << " = " << initial_pressure_mmHg << " mmHg: expected a value in [0, " << edp
                                         << "]");
@@ -128,12 +132,12 @@ void BeatCycle::enter(Phase p, double t) {
 
 void BeatCycle::update(double t_new, double volume_mL, double pressure_mmHg) {
   const double dt = t_new - m_t;
-  CARDIO_CHECK(dt > 0 && std::isfinite(dt), m_name << ": update at t = " << t_new << " ms does not advance from t = "
-                                                   << m_t << " ms");
+  CARDIO_CHECK(dt > 0 && std::isfinite(dt),
+               m_name << ": update at t = " << t_new << " ms does not advance from t = " << m_t << " ms");
   CARDIO_CHECK(std::isfinite(volume_mL) && volume_mL > 0,
                m_name << ": cavity volume " << volume_mL << " mL at t = " << t_new << " ms (expected finite, > 0)");
-  CARDIO_CHECK(std::isfinite(pressure_mmHg), m_name << ": cavity pressure " << pressure_mmHg << " mmHg at t = " << t_new
-                                                    << " ms is not finite");
+  CARDIO_CHECK(std::isfinite(pressure_mmHg),
+               m_name << ": cavity pressure " << pressure_mmHg << " mmHg at t = " << t_new << " ms is not finite");
   const double v_old = m_volume, p_old = m_pressure;
   const double q = (v_old - volume_mL) / dt;
   m_wk.advance(dt, m_phase == Phase::ejection ? q : 0.0);  // valve closed: the arteries drain
@@ -169,9 +173,10 @@ void BeatCycle::update(double t_new, double volume_mL, double pressure_mmHg) {
   m_current.ef = m_current.sv_mL / m_current.edv_mL;
   if (onset && m_phase != Phase::filling) {
     std::ostringstream os;
-    os << m_name << ": beat " << m_current.index << " has not finished when the next contraction onset comes (t = "
-       << t_new << " ms, phase " << phase_name(m_phase) << ", p_cav = " << pressure_mmHg << " mmHg, arterial "
-       << m_wk.pressure() << " mmHg, peak " << m_current.peak_pressure_mmHg << " mmHg)";
+    os << m_name << ": beat " << m_current.index
+       << " has not finished when the next contraction onset comes (t = " << t_new << " ms, phase "
+       << phase_name(m_phase) << ", p_cav = " << pressure_mmHg << " mmHg, arterial " << m_wk.pressure()
+       << " mmHg, peak " << m_current.peak_pressure_mmHg << " mmHg)";
     throw BeatOverrun(os.str());
   }
 }
@@ -215,8 +220,8 @@ BeatStats read_stats(BinaryReader& in) {
 void BeatCycle::save(BinaryWriter& out) const {
   out.str(m_name);
   out.i64(static_cast<std::int64_t>(m_phase));
-  for (double v : {m_t, m_volume, m_pressure, m_outflow, m_target, m_fill_start_t, m_fill_start_p, m_next_onset,
-                   m_wk.pressure()})
+  for (double v :
+       {m_t, m_volume, m_pressure, m_outflow, m_target, m_fill_start_t, m_fill_start_p, m_next_onset, m_wk.pressure()})
     out.f64(v);
   out.i64(m_had_outflow);
   save_stats(out, m_current);
@@ -230,7 +235,8 @@ void BeatCycle::restore(BinaryReader& in) {
   const std::int64_t phase = in.i64();
   CARDIO_CHECK(phase >= 0 && phase <= 3, "checkpoint: cavity '" << m_name << "' has an unknown phase " << phase);
   m_phase = static_cast<Phase>(phase);
-  for (double* v : {&m_t, &m_volume, &m_pressure, &m_outflow, &m_target, &m_fill_start_t, &m_fill_start_p, &m_next_onset})
+  for (double* v :
+       {&m_t, &m_volume, &m_pressure, &m_outflow, &m_target, &m_fill_start_t, &m_fill_start_p, &m_next_onset})
     *v = in.f64();
   m_wk.set_pressure(in.f64());
   m_had_outflow = in.i64() != 0;

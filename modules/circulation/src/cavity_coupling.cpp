@@ -41,8 +41,8 @@ void CavityCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd
     if (cmd.mode == CavityCommand::Mode::volume)
       m_impulse[c] += project_volume(*m_surfaces[c], mass, free_mask, cmd.volume_mL * kMm3PerMl, dt, x, &v).impulse(dt);
     else if (cmd.mode == CavityCommand::Mode::windkessel)
-      m_coupled[c] = project_volume_windkessel(*m_surfaces[c], mass, free_mask, m_cycles[c].windkessel(),
-                                               cmd.volume_mL, dt, x, &v);
+      m_coupled[c] = project_volume_windkessel(*m_surfaces[c], mass, free_mask, m_cycles[c].windkessel(), cmd.volume_mL,
+                                               dt, x, &v);
   }
 }
 

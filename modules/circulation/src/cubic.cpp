@@ -58,8 +58,8 @@ double cauchy_bound(const Poly& p, int degree) {
 std::vector<double> real_roots(double c0, double c1, double c2, double c3) {
   const Poly p{{c0, c1, c2, c3}};
   for (double c : p.c)
-    CARDIO_CHECK(std::isfinite(c), "polynomial coefficients must be finite: " << c0 << ", " << c1 << ", " << c2
-                                                                                 << ", " << c3);
+    CARDIO_CHECK(std::isfinite(c),
+                 "polynomial coefficients must be finite: " << c0 << ", " << c1 << ", " << c2 << ", " << c3);
   int degree = 3;
   // A leading coefficient so small that the bound overflows only has roots beyond the double range.
   while (degree > 0 && (p.c[degree] == 0 || !std::isfinite(cauchy_bound(p, degree)))) --degree;
@@ -102,8 +102,7 @@ std::vector<double> real_roots(double c0, double c1, double c2, double c3) {
 double root_nearest_zero(double c0, double c1, double c2, double c3) {
   const std::vector<double> roots = real_roots(c0, c1, c2, c3);
   if (roots.empty())
-    CARDIO_FAIL("the polynomial " << c0 << " + " << c1 << " x + " << c2 << " x^2 + " << c3
-                                  << " x^3 has no real root");
+    CARDIO_FAIL("the polynomial " << c0 << " + " << c1 << " x + " << c2 << " x^2 + " << c3 << " x^3 has no real root");
   double best = roots.front();
   for (double r : roots)
     if (std::abs(r) < std::abs(best) || (std::abs(r) == std::abs(best) && r > best)) best = r;

@@ -17,13 +17,13 @@ using meshing::CavitySurface;
 void check_cavity(const CavitySurface& c, Eigen::Index n_nodes) {
   CARDIO_CHECK(!c.nodes.empty() && !c.triangles.empty(), "cavity '" << c.name << "' has an empty surface");
   for (std::int32_t node : c.nodes)
-    CARDIO_CHECK(node >= 0 && node < n_nodes, "cavity '" << c.name << "' refers to node " << node << " but the mesh has "
-                                                         << n_nodes << " nodes");
+    CARDIO_CHECK(node >= 0 && node < n_nodes,
+                 "cavity '" << c.name << "' refers to node " << node << " but the mesh has " << n_nodes << " nodes");
   const auto n_points = static_cast<std::int32_t>(c.nodes.size() + (c.has_lid() ? 1 : 0));
   for (const auto& t : c.triangles)
     for (std::int32_t i : t)
-      CARDIO_CHECK(i >= 0 && i < n_points, "cavity '" << c.name << "' has a triangle with point " << i
-                                                      << " outside [0, " << n_points << ")");
+      CARDIO_CHECK(i >= 0 && i < n_points,
+                   "cavity '" << c.name << "' has a triangle with point " << i << " outside [0, " << n_points << ")");
 }
 
 /// Surface points (mesh nodes, then the lid centre) relative to their centroid.
@@ -94,8 +94,8 @@ Direction direction(const CavitySurface& c, const Eigen::VectorXd& mass, const E
   for (Eigen::Index k = 0; k < n; ++k) {
     const std::int32_t node = c.nodes[static_cast<std::size_t>(k)];
     const double m = mass[node];
-    CARDIO_CHECK(m > 0 && std::isfinite(m), "cavity '" << c.name << "': node " << node << " has mass " << m
-                                                       << " mg; expected a finite value > 0");
+    CARDIO_CHECK(m > 0 && std::isfinite(m),
+                 "cavity '" << c.name << "': node " << node << " has mass " << m << " mg; expected a finite value > 0");
     Eigen::Vector3d gm = g.col(k);
     if (free.size() > 0) gm = gm.cwiseProduct(free.col(node));
     r.d.col(k) = gm / m;
@@ -169,8 +169,8 @@ ProjectionResult project_volume(const CavitySurface& cavity, const Eigen::Vector
   try {
     r.phi = root_nearest_zero(k.c[0] - target_mm3, k.c[1], k.c[2], k.c[3]);
   } catch (const Error& e) {
-    CARDIO_FAIL("cavity '" << cavity.name << "': the volume " << k.c[0] << " mm^3 cannot be projected to "
-                           << target_mm3 << " mm^3 along its gradient (" << e.what() << ")");
+    CARDIO_FAIL("cavity '" << cavity.name << "': the volume " << k.c[0] << " mm^3 cannot be projected to " << target_mm3
+                           << " mm^3 along its gradient (" << e.what() << ")");
   }
   r.max_displacement = move(cavity, dir.d, r.phi, dt, x, v);
   if (v) {
@@ -191,8 +191,8 @@ ProjectionResult project_volume(const CavitySurface& cavity, const Eigen::Vector
 std::vector<ProjectionResult> project_volumes(const std::vector<CavitySurface>& cavities, const Eigen::VectorXd& mass,
                                               const Eigen::Matrix3Xd& free_mask, const std::vector<double>& targets_mm3,
                                               double dt, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v) {
-  CARDIO_CHECK(targets_mm3.size() == cavities.size(),
-               targets_mm3.size() << " target volumes for " << cavities.size() << " cavities");
+  CARDIO_CHECK(targets_mm3.size() == cavities.size(), targets_mm3.size()
+                                                          << " target volumes for " << cavities.size() << " cavities");
   for (std::size_t a = 0; a < cavities.size(); ++a) {
     const std::set<std::int32_t> nodes(cavities[a].nodes.begin(), cavities[a].nodes.end());
     for (std::size_t b = a + 1; b < cavities.size(); ++b) {

@@ -11,13 +11,13 @@ void WindkesselParams::validate(std::string_view where) const {
   if (elements != 2 && elements != 3)
     CARDIO_FAIL(key("elements") << " = " << elements << ": expected 2 (R_p, C) or 3 (Z_c, R_p, C)");
   if (!(std::isfinite(peripheral_resistance) && peripheral_resistance > 0))
-    CARDIO_FAIL(key("peripheral_resistance") << " = " << peripheral_resistance
-                                             << " mmHg ms/mL: expected a finite value > 0");
+    CARDIO_FAIL(key("peripheral_resistance")
+                << " = " << peripheral_resistance << " mmHg ms/mL: expected a finite value > 0");
   if (!(std::isfinite(compliance) && compliance > 0))
     CARDIO_FAIL(key("compliance") << " = " << compliance << " mL/mmHg: expected a finite value > 0");
   if (!(std::isfinite(characteristic_impedance) && characteristic_impedance >= 0))
-    CARDIO_FAIL(key("characteristic_impedance") << " = " << characteristic_impedance
-                                                << " mmHg ms/mL: expected a finite value >= 0");
+    CARDIO_FAIL(key("characteristic_impedance")
+                << " = " << characteristic_impedance << " mmHg ms/mL: expected a finite value >= 0");
   if (elements == 2 && characteristic_impedance != 0)
     CARDIO_FAIL(key("characteristic_impedance") << " = " << characteristic_impedance
                                                 << " mmHg ms/mL: expected 0 with elements = 2 (the 2-element "
@@ -36,8 +36,8 @@ void Windkessel::advance(double dt, double outflow) { advance_linear(dt, outflow
 
 void Windkessel::advance_linear(double dt, double q0, double q1) {
   CARDIO_CHECK(dt >= 0 && std::isfinite(dt), "Windkessel step dt = " << dt << " ms: expected a finite value >= 0");
-  CARDIO_CHECK(std::isfinite(q0) && std::isfinite(q1), "Windkessel outflow must be finite (got " << q0 << ", " << q1
-                                                                                                 << " mL/ms)");
+  CARDIO_CHECK(std::isfinite(q0) && std::isfinite(q1),
+               "Windkessel outflow must be finite (got " << q0 << ", " << q1 << " mL/ms)");
   const double r = m_params.peripheral_resistance, tau = time_constant();
   const double slope = dt > 0 ? (q1 - q0) / dt : 0.0;
   // Particular solution of C P' = Q(s) - (P - P_v)/R for Q linear: P_v + R Q(s) - R tau Q'.

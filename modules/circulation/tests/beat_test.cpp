@@ -49,7 +49,7 @@ struct DriveLog {
 };
 
 DriveLog drive(BeatCycle& cycle, SyntheticHeart& heart, double t_end, double dt = 1.0,
-          const std::vector<double>& edv_per_beat = {}) {
+               const std::vector<double>& edv_per_beat = {}) {
   DriveLog run;
   run.sequence.push_back(cycle.phase());
   for (long n = 0; n * dt < t_end; ++n) {

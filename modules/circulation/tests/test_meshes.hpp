@@ -53,34 +53,33 @@ inline Grid oblique_grid(imaging::Index3 size, Eigen::Vector3d spacing) {
 /// Open box ventricle: a one-voxel myocardium shell around a cavity, open at +k (closed by a lid).
 inline meshing::VoxelMesh open_box_mesh(imaging::Index3 size = {8, 7, 6}, Eigen::Vector3d spacing = {1.0, 1.2, 0.8}) {
   const Grid g = oblique_grid(size, spacing);
-  const RoleVolume roles = make_roles(
-      g,
-      [&](long i, long j, long k) {
-        const bool wall = i == 1 || j == 1 || k == 1 || i == g.size[0] - 2 || j == g.size[1] - 2;
-        const bool inside = i >= 1 && j >= 1 && k >= 1 && i <= g.size[0] - 2 && j <= g.size[1] - 2;
-        if (!inside) return RoleVolume::kOutside;
-        return wall ? RoleVolume::kMyocardium : RoleVolume::cavity_role(0);
-      },
-      {"lv"});
-  return meshing::build_voxel_mesh(roles, meshing::classify_boundary(roles, meshing::BaseSpec{}),
-                                   uniform_frames(roles), 1.06);
+  const RoleVolume roles =
+      make_roles(g,
+                 [&](long i, long j, long k) {
+                   const bool wall = i == 1 || j == 1 || k == 1 || i == g.size[0] - 2 || j == g.size[1] - 2;
+                   const bool inside = i >= 1 && j >= 1 && k >= 1 && i <= g.size[0] - 2 && j <= g.size[1] - 2;
+                   if (!inside) return RoleVolume::kOutside;
+                   return wall ? RoleVolume::kMyocardium : RoleVolume::cavity_role(0);
+                 },
+                 {"lv"});
+  return meshing::build_voxel_mesh(roles, meshing::classify_boundary(roles, meshing::BaseSpec{}), uniform_frames(roles),
+                                   1.06);
 }
 
 /// Two open boxes side by side (i < 7: "lv", i > 7: "rv") sharing the wall voxel layer i = 7.
 inline meshing::VoxelMesh two_box_mesh() {
   const Grid g = oblique_grid({15, 7, 6}, {1.0, 1.0, 1.0});
-  const RoleVolume roles = make_roles(
-      g,
-      [&](long i, long j, long k) {
-        const bool inside = i >= 1 && j >= 1 && k >= 1 && i <= 13 && j <= 5;
-        if (!inside) return RoleVolume::kOutside;
-        const bool wall = i == 1 || i == 7 || i == 13 || j == 1 || j == 5 || k == 1;
-        if (wall) return RoleVolume::kMyocardium;
-        return i < 7 ? RoleVolume::cavity_role(0) : RoleVolume::cavity_role(1);
-      },
-      {"lv", "rv"});
-  return meshing::build_voxel_mesh(roles, meshing::classify_boundary(roles, meshing::BaseSpec{}),
-                                   uniform_frames(roles), 1.06);
+  const RoleVolume roles = make_roles(g,
+                                      [&](long i, long j, long k) {
+                                        const bool inside = i >= 1 && j >= 1 && k >= 1 && i <= 13 && j <= 5;
+                                        if (!inside) return RoleVolume::kOutside;
+                                        const bool wall = i == 1 || i == 7 || i == 13 || j == 1 || j == 5 || k == 1;
+                                        if (wall) return RoleVolume::kMyocardium;
+                                        return i < 7 ? RoleVolume::cavity_role(0) : RoleVolume::cavity_role(1);
+                                      },
+                                      {"lv", "rv"});
+  return meshing::build_voxel_mesh(roles, meshing::classify_boundary(roles, meshing::BaseSpec{}), uniform_frames(roles),
+                                   1.06);
 }
 
 }  // namespace cardio::circulation::testing

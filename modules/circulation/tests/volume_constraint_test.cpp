@@ -258,8 +258,8 @@ TEST(VolumeProjection, MultiplierEqualsTheEquilibriumPressure) {
       errors.push_back(worst);
     }
     EXPECT_GT(errors[0] / errors[1], 50.0) << "pressure error " << errors[0] << " -> " << errors[1];
-    std::cout << (scheme == mechanics::Scheme::verlet ? "verlet" : "semi-implicit Euler") << ": relative pressure error " << errors[0] << " (dt 0.01 ms), "
-              << errors[1] << " (dt 0.001 ms)\n";
+    std::cout << (scheme == mechanics::Scheme::verlet ? "verlet" : "semi-implicit Euler")
+              << ": relative pressure error " << errors[0] << " (dt 0.01 ms), " << errors[1] << " (dt 0.001 ms)\n";
   }
 }
 

@@ -3,14 +3,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
-#include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <sstream>
 
 #include "cardio/core/error.hpp"
@@ -142,8 +142,7 @@ Node Document::root() { return Node(shared_from_this(), m_impl->root, ""); }
 
 void Document::set_override(const std::string& assignment) {
   const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    CARDIO_FAIL("--set '" << assignment << "': expected KEY.PATH=VALUE");
+  if (eq == std::string::npos || eq == 0) CARDIO_FAIL("--set '" << assignment << "': expected KEY.PATH=VALUE");
   const std::string path = assignment.substr(0, eq);
   YAML::Node value;
   try {
@@ -162,7 +161,8 @@ void Document::set_override(const std::string& assignment) {
     if (lb == std::string::npos) return std::nullopt;
     const std::string digits = part.substr(lb + 1, part.size() - lb - 2);
     if (lb == 0 || part.back() != ']' || digits.empty() ||
-        !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }) || digits.size() > 6)
+        !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }) ||
+        digits.size() > 6)
       CARDIO_FAIL("--set '" << assignment << "': '" << part << "': expected KEY or KEY[INDEX]");
     key = part.substr(0, lb);
     return std::stoul(digits);
@@ -174,8 +174,7 @@ void Document::set_override(const std::string& assignment) {
   std::vector<YAML::Node> chain{m_impl->root};
   auto item = [&](const std::string& key, std::size_t idx) {
     YAML::Node seq = chain.back()[key];
-    if (!seq.IsSequence())
-      CARDIO_FAIL("--set '" << assignment << "': '" << key << "' is not a list");
+    if (!seq.IsSequence()) CARDIO_FAIL("--set '" << assignment << "': '" << key << "' is not a list");
     if (idx >= seq.size())
       CARDIO_FAIL("--set '" << assignment << "': '" << key << "' has " << seq.size() << " item(s), no item " << idx);
     return seq;
@@ -208,8 +207,7 @@ void Document::set_override(const std::string& assignment) {
 
 void Document::check_no_unknown_keys() const {
   // Walk the file's maps; any key no read asked for is an error.
-  std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n,
-                                                                        const std::string& path) {
+  std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& n, const std::string& path) {
     if (n.IsMap()) {
       for (const auto& kv : n) {
         const std::string key = kv.first.as<std::string>();
@@ -236,16 +234,14 @@ void Document::check_no_unknown_keys() const {
               for (const auto& k : it->second) os << " " << k;
             }
           } else if (it == m_impl->known.end()) {
-            os << "; '" << (path.empty() ? std::string("(top level)") : path)
-               << "' takes no further keys here";
+            os << "; '" << (path.empty() ? std::string("(top level)") : path) << "' takes no further keys here";
           }
           CARDIO_FAIL(os.str());
         }
         walk(kv.second, join(path, key));
       }
     } else if (n.IsSequence()) {
-      for (std::size_t i = 0; i < n.size(); ++i)
-        walk(n[i], path + "[" + std::to_string(i) + "]");
+      for (std::size_t i = 0; i < n.size(); ++i) walk(n[i], path + "[" + std::to_string(i) + "]");
     }
   };
   walk(m_impl->root, "");
@@ -348,8 +344,7 @@ std::string Node::unread_misspelling() const {
   for (const auto& kv : *m_yaml) {
     if (!kv.first.IsScalar() || it->second.count(kv.first.Scalar())) continue;
     for (const std::string& known : it->second)
-      if (std::string hint = misspelling_hint(*m_yaml, known, m_doc->m_file, it->second); !hint.empty())
-        return hint;
+      if (std::string hint = misspelling_hint(*m_yaml, known, m_doc->m_file, it->second); !hint.empty()) return hint;
   }
   return {};
 }
@@ -449,8 +444,7 @@ std::optional<double> Node::quantity_or_auto(const std::string& key, units::Dime
   return quantity(key, dim, std::nullopt, range);
 }
 
-double Node::quantity(const std::string& key, units::Dimension dim, std::optional<double> fallback,
-                      Range range) const {
+double Node::quantity(const std::string& key, units::Dimension dim, std::optional<double> fallback, Range range) const {
   auto v = lookup(key);
   double value = 0.0;
   if (!v) {
@@ -473,8 +467,10 @@ double Node::quantity(const std::string& key, units::Dimension dim, std::optiona
     const std::string written = v ? std::string(trim_view(v->Scalar())) : std::string();
     std::ostringstream internal;
     internal << value << unit;
-    if (!written.empty() && written != internal.str()) os << "'" << written << "' (= " << internal.str() << ")";
-    else os << internal.str();
+    if (!written.empty() && written != internal.str())
+      os << "'" << written << "' (= " << internal.str() << ")";
+    else
+      os << internal.str();
     os << " is out of range; expected " << range.describe() << unit;
     fail(key, os.str());
   }
@@ -496,8 +492,8 @@ long Node::integer(const std::string& key, std::optional<long> fallback, long lo
     if (!parse_integer(scalar_text(*v), value)) fail(key, "expected an integer, " + got(*v));
   }
   if (value < lo || value > hi)
-    fail(key, "value " + std::to_string(value) + " is out of range; expected an integer in [" +
-                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    fail(key, "value " + std::to_string(value) + " is out of range; expected an integer in [" + std::to_string(lo) +
+                  ", " + std::to_string(hi) + "]");
   record(key, std::to_string(value));
   return value;
 }
@@ -510,9 +506,12 @@ bool Node::boolean(const std::string& key, std::optional<bool> fallback) const {
     value = *fallback;
   } else {
     const std::string s = scalar_text(*v);
-    if (s == "true" || s == "True" || s == "yes" || s == "on") value = true;
-    else if (s == "false" || s == "False" || s == "no" || s == "off") value = false;
-    else fail(key, "expected true or false, " + got(*v));
+    if (s == "true" || s == "True" || s == "yes" || s == "on")
+      value = true;
+    else if (s == "false" || s == "False" || s == "no" || s == "off")
+      value = false;
+    else
+      fail(key, "expected true or false, " + got(*v));
   }
   record(key, value ? "true" : "false");
   return value;
@@ -606,8 +605,8 @@ Eigen::Vector3d Node::vec3(const std::string& key, units::Dimension dim,
       std::string why = "not a value";
       const auto q = (*v)[i].IsScalar() ? units::parse_quantity((*v)[i].Scalar(), dim, &why) : std::nullopt;
       if (!q)
-        fail(key, "component " + std::to_string(i) + ": expected " + a_quantity(dim) + ", " + got((*v)[i]) + ": " +
-                      why);
+        fail(key,
+             "component " + std::to_string(i) + ": expected " + a_quantity(dim) + ", " + got((*v)[i]) + ": " + why);
       out[i] = *q;
     }
   }
@@ -619,8 +618,7 @@ Eigen::Vector3d Node::vec3(const std::string& key, units::Dimension dim,
   return out;
 }
 
-Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i> fallback, long lo,
-                           long hi) const {
+Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i> fallback, long lo, long hi) const {
   auto v = lookup(key);
   Eigen::Vector3i out;
   if (!v) {
@@ -641,8 +639,8 @@ Eigen::Vector3i Node::int3(const std::string& key, std::optional<Eigen::Vector3i
   }
   for (int i = 0; i < 3; ++i)
     if (out[i] < lo || out[i] > hi)
-      fail(key, "component " + std::to_string(i) + " = " + std::to_string(out[i]) +
-                    " is out of range; expected [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      fail(key, "component " + std::to_string(i) + " = " + std::to_string(out[i]) + " is out of range; expected [" +
+                    std::to_string(lo) + ", " + std::to_string(hi) + "]");
   record(key, "[" + std::to_string(out[0]) + ", " + std::to_string(out[1]) + ", " + std::to_string(out[2]) + "]");
   return out;
 }

@@ -37,10 +37,10 @@ std::string error_of(const std::function<void()>& f) {
 std::shared_ptr<Document> load(const std::string& yaml) { return Document::load_string(yaml, "test.yaml"); }
 
 const char* kMaterial =
-    "material:\n"                    // line 1
-    "  model: isotropic\n"           // line 2
-    "  youngs_modulus: 10 kPa\n"     // line 3
-    "  poisson_ratio: 0.3\n";        // line 4
+    "material:\n"                 // line 1
+    "  model: isotropic\n"        // line 2
+    "  youngs_modulus: 10 kPa\n"  // line 3
+    "  poisson_ratio: 0.3\n";     // line 4
 
 TEST(ConfigTest, QuantityWithUnits) {
   auto doc = load(
@@ -175,7 +175,8 @@ TEST(ConfigTest, RangeErrorNamesLocationKeyAndRange) {
       "  youngs_modulus: -5 kPa\n"
       "  poisson_ratio: 0.5\n");
   const Node m = doc->root().child("material");
-  const std::string e1 = error_of([&] { m.quantity("youngs_modulus", Dimension::pressure, std::nullopt, Range::positive()); });
+  const std::string e1 =
+      error_of([&] { m.quantity("youngs_modulus", Dimension::pressure, std::nullopt, Range::positive()); });
   EXPECT_HAS(e1, "test.yaml:2:19: material.youngs_modulus:");
   EXPECT_HAS(e1, "-5 kPa");
   EXPECT_HAS(e1, "out of range");
@@ -287,7 +288,8 @@ TEST(ConfigTest, MissingRequiredKeyAndSection) {
   const std::string e3 = error_of([&] { m.choice("law", {"linear", "exponential"}, std::nullopt); });
   EXPECT_HAS(e3, "material.law: required key is missing");
   EXPECT_HAS(e3, "linear, exponential");
-  EXPECT_HAS(error_of([&] { m.vec3("dir", Dimension::length, std::nullopt); }), "material.dir: required key is missing");
+  EXPECT_HAS(error_of([&] { m.vec3("dir", Dimension::length, std::nullopt); }),
+             "material.dir: required key is missing");
   EXPECT_HAS(error_of([&] { m.int3("vox", std::nullopt, 1, 9); }), "material.vox: required key is missing");
   EXPECT_HAS(error_of([&] { m.text("name", std::nullopt); }), "material.name: required key is missing");
   EXPECT_HAS(error_of([&] { m.boolean("b", std::nullopt); }), "material.b: required key is missing");
@@ -369,7 +371,8 @@ TEST(ConfigTest, ChoiceWithSuggestion) {
   EXPECT_HAS(m2, "is not one of: linear, exponential");
   EXPECT_EQ(m2.find("did you mean"), std::string::npos) << m2;
   auto ok = load("element:\n  type: baudet_cube\n");
-  EXPECT_EQ(ok->root().child("element").choice("type", {"bourguignon_cani", "baudet_cube"}, std::nullopt), "baudet_cube");
+  EXPECT_EQ(ok->root().child("element").choice("type", {"bourguignon_cani", "baudet_cube"}, std::nullopt),
+            "baudet_cube");
 }
 
 TEST(ConfigTest, Vec3AndInt3) {
@@ -387,12 +390,14 @@ TEST(ConfigTest, Vec3AndInt3) {
   EXPECT_EQ(b.vec3("direction", Dimension::dimensionless, std::nullopt), Eigen::Vector3d(1, 0, 0));
   EXPECT_EQ(b.vec3("gravity", Dimension::acceleration, Eigen::Vector3d(0, 0, -1)), Eigen::Vector3d(0, 0, -1));
   EXPECT_EQ(b.int3("voxels", std::nullopt, 1, 400), Eigen::Vector3i(2, 3, 4));
-  EXPECT_HAS(error_of([&] { b.vec3("short", Dimension::length, std::nullopt); }), "block.short: expected a list of 3 length values");
+  EXPECT_HAS(error_of([&] { b.vec3("short", Dimension::length, std::nullopt); }),
+             "block.short: expected a list of 3 length values");
   const std::string e = error_of([&] { b.vec3("bad", Dimension::length, std::nullopt); });
   EXPECT_HAS(e, "test.yaml:6:8: block.bad: component 1");
   EXPECT_HAS(e, "'2 kPa'");
   EXPECT_HAS(error_of([&] { b.int3("short", std::nullopt, 1, 400); }), "expected a list of 3 integers");
-  EXPECT_HAS(error_of([&] { b.int3("big", std::nullopt, 1, 400); }), "block.big: component 1 = 500 is out of range; expected [1, 400]");
+  EXPECT_HAS(error_of([&] { b.int3("big", std::nullopt, 1, 400); }),
+             "block.big: component 1 = 500 is out of range; expected [1, 400]");
   EXPECT_HAS(error_of([&] { b.int3("frac", std::nullopt, 1, 400); }), "component 1: expected an integer, got '2.5'");
   const std::string resolved = doc->resolved_yaml();
   EXPECT_HAS(resolved, "voxels: [2, 3, 4]");
@@ -416,7 +421,8 @@ TEST(ConfigTest, IntegerAndBoolean) {
   const Node s = doc->root().child("s");
   EXPECT_EQ(s.integer("n", std::nullopt, 1, 100), 12);
   EXPECT_EQ(s.integer("neg", std::nullopt, -10, 10), -3);
-  EXPECT_HAS(error_of([&] { s.integer("big", std::nullopt, 1, 100); }), "s.big: value 1000 is out of range; expected an integer in [1, 100]");
+  EXPECT_HAS(error_of([&] { s.integer("big", std::nullopt, 1, 100); }),
+             "s.big: value 1000 is out of range; expected an integer in [1, 100]");
   EXPECT_TRUE(s.boolean("on", std::nullopt));
   EXPECT_FALSE(s.boolean("off", std::nullopt));
 }
@@ -441,7 +447,8 @@ TEST(ConfigTest, ListOfMaps) {
   const std::string e = error_of([&] { doc->check_no_unknown_keys(); });
   EXPECT_HAS(e, "test.yaml:6:5: unknown key 'materials[1].colour'");
 
-  const std::string range = error_of([&] { items[1].quantity("youngs_modulus", Dimension::pressure, std::nullopt, Range::closed(0, 20)); });
+  const std::string range =
+      error_of([&] { items[1].quantity("youngs_modulus", Dimension::pressure, std::nullopt, Range::closed(0, 20)); });
   EXPECT_HAS(range, "test.yaml:5:21: materials[1].youngs_modulus:");
 
   const std::string resolved = doc->resolved_yaml();
@@ -459,9 +466,9 @@ TEST(ConfigTest, ListOfMaps) {
 
 TEST(ConfigTest, SetOverrideCreatesAndOverrides) {
   auto doc = load("a:\n  b: 1\n  c: 2 mm\n");
-  doc->set_override("a.b=3");             // overrides
+  doc->set_override("a.b=3");            // overrides
   doc->set_override("x.y.z=[1, 2, 3]");  // creates nested maps
-  doc->set_override("a.d=5 kPa");         // new key in an existing map
+  doc->set_override("a.d=5 kPa");        // new key in an existing map
   doc->set_override("top=hello");
   const Node root = doc->root();
   const Node a = root.child("a");
@@ -491,9 +498,9 @@ TEST(ConfigTest, SetOverrideErrors) {
 
 TEST(ConfigTest, SetOverrideListItems) {
   auto doc = load("c:\n  cavities:\n    - {name: lv, wk: {r: 1}}\n    - {name: rv, wk: {r: 2}}\nv: [1, 2, 3]\n");
-  doc->set_override("c.cavities[1].wk.r=7");  // a key inside a list item
-  doc->set_override("c.cavities[0].extra=x"); // a new key in an existing item
-  doc->set_override("v[2]=9");                // a list item itself
+  doc->set_override("c.cavities[1].wk.r=7");   // a key inside a list item
+  doc->set_override("c.cavities[0].extra=x");  // a new key in an existing item
+  doc->set_override("v[2]=9");                 // a list item itself
   const Node root = doc->root();
   const auto items = root.child("c").list("cavities");
   ASSERT_EQ(items.size(), 2u);
@@ -503,7 +510,8 @@ TEST(ConfigTest, SetOverrideListItems) {
   EXPECT_EQ(root.integers("v", std::nullopt, 0, 10), (std::vector<long>{1, 2, 9}));
   // A range error in an item names the override, not a file position.
   doc->set_override("c.cavities[0].wk.r=70");
-  const std::string e = error_of([&] { doc->root().child("c").list("cavities")[0].child("wk").integer("r", std::nullopt, 0, 10); });
+  const std::string e =
+      error_of([&] { doc->root().child("c").list("cavities")[0].child("wk").integer("r", std::nullopt, 0, 10); });
   EXPECT_HAS(e, "--set 'c.cavities[0].wk.r=70'");
   // Errors: no such item, not a list, malformed index; lists are not extended.
   EXPECT_HAS(error_of([&] { doc->set_override("c.cavities[2].wk.r=1"); }), "'cavities' has 2 item(s), no item 2");
@@ -597,10 +605,11 @@ TEST(ConfigTest, AMisspeltKeyIsNamedWhereItsAbsenceCausesTheError) {
 
 TEST(ConfigTest, YamlSyntaxErrorNamesLine) {
   const std::string e = error_of([&] {
-    load("a:\n"
-         "  b: 1\n"
-         "  c: [1, 2\n"
-         "d: 3\n");
+    load(
+        "a:\n"
+        "  b: 1\n"
+        "  c: [1, 2\n"
+        "d: 3\n");
   });
   EXPECT_HAS(e, "test.yaml:");
   EXPECT_HAS(e, "YAML syntax error");

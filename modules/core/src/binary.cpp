@@ -84,7 +84,8 @@ std::string read_framed_file(const std::filesystem::path& path, std::string_view
   std::memcpy(&v, bytes.data() + 8, sizeof v);
   std::memcpy(&size, bytes.data() + 12, sizeof size);
   std::memcpy(&sum, bytes.data() + 20, sizeof sum);
-  if (v != version) CARDIO_FAIL(path.string() << ": format version " << v << ", this program reads version " << version);
+  if (v != version)
+    CARDIO_FAIL(path.string() << ": format version " << v << ", this program reads version " << version);
   if (bytes.size() - header != size)
     CARDIO_FAIL(path.string() << ": truncated (" << bytes.size() - header << " of " << size << " payload bytes)");
   std::string payload = bytes.substr(header);

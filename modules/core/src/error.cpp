@@ -2,11 +2,10 @@
 
 namespace cardio::detail {
 
-void throw_check_failure(const char* condition, const std::string& message, const char* file,
-                         int line, const char* function) {
+void throw_check_failure(const char* condition, const std::string& message, const char* file, int line,
+                         const char* function) {
   std::ostringstream os;
-  os << message << " [check '" << condition << "' failed in " << function << " at " << file << ":"
-     << line << "]";
+  os << message << " [check '" << condition << "' failed in " << function << " at " << file << ":" << line << "]";
   throw Error(os.str());
 }
 

@@ -4,7 +4,7 @@
 
 namespace cardio {
 namespace {
-volatile std::sig_atomic_t g_signal = 0;  // async-signal-safe: written by the handler only
+volatile std::sig_atomic_t g_signal = 0;     // async-signal-safe: written by the handler only
 void on_signal(int sig) { g_signal = sig; }  // internal linkage: no clash with other handlers
 }  // namespace
 

@@ -17,25 +17,41 @@ struct UnitDef {
 
 // Factors to mm, ms, kPa, mg, mN (and GB for data sizes).
 constexpr std::array<UnitDef, 53> kUnits{{
-    {"mm", Dimension::length, 1.0},          {"cm", Dimension::length, 10.0},
-    {"m", Dimension::length, 1000.0},        {"um", Dimension::length, 1e-3},
-    {"ms", Dimension::time, 1.0},            {"s", Dimension::time, 1000.0},
-    {"us", Dimension::time, 1e-3},           {"kPa", Dimension::pressure, 1.0},
-    {"Pa", Dimension::pressure, 1e-3},       {"MPa", Dimension::pressure, 1e3},
+    {"mm", Dimension::length, 1.0},
+    {"cm", Dimension::length, 10.0},
+    {"m", Dimension::length, 1000.0},
+    {"um", Dimension::length, 1e-3},
+    {"ms", Dimension::time, 1.0},
+    {"s", Dimension::time, 1000.0},
+    {"us", Dimension::time, 1e-3},
+    {"kPa", Dimension::pressure, 1.0},
+    {"Pa", Dimension::pressure, 1e-3},
+    {"MPa", Dimension::pressure, 1e3},
     {"mmHg", Dimension::pressure, kMmHgInKPa},
-    {"mg/mm^3", Dimension::density, 1.0},    {"g/cm^3", Dimension::density, 1.0},
-    {"g/mL", Dimension::density, 1.0},       {"kg/m^3", Dimension::density, 1e-3},
-    {"mm/ms^2", Dimension::acceleration, 1.0}, {"m/s^2", Dimension::acceleration, 1e-3},
+    {"mg/mm^3", Dimension::density, 1.0},
+    {"g/cm^3", Dimension::density, 1.0},
+    {"g/mL", Dimension::density, 1.0},
+    {"kg/m^3", Dimension::density, 1e-3},
+    {"mm/ms^2", Dimension::acceleration, 1.0},
+    {"m/s^2", Dimension::acceleration, 1e-3},
     {"g0", Dimension::acceleration, kStandardGravity},
-    {"mN", Dimension::force, 1.0},           {"N", Dimension::force, 1e3},
-    {"uN", Dimension::force, 1e-3},          {"mg", Dimension::mass, 1.0},
-    {"g", Dimension::mass, 1e3},             {"kg", Dimension::mass, 1e6},
-    {"rad", Dimension::angle, 1.0},          {"deg", Dimension::angle, std::numbers::pi / 180.0},
-    {"mm^3", Dimension::volume, 1.0},        {"mL", Dimension::volume, 1e3},
-    {"uL", Dimension::volume, 1.0},          {"L", Dimension::volume, 1e6},
-    {"cm^3", Dimension::volume, 1e3},        {"1", Dimension::dimensionless, 1.0},
+    {"mN", Dimension::force, 1.0},
+    {"N", Dimension::force, 1e3},
+    {"uN", Dimension::force, 1e-3},
+    {"mg", Dimension::mass, 1.0},
+    {"g", Dimension::mass, 1e3},
+    {"kg", Dimension::mass, 1e6},
+    {"rad", Dimension::angle, 1.0},
+    {"deg", Dimension::angle, std::numbers::pi / 180.0},
+    {"mm^3", Dimension::volume, 1.0},
+    {"mL", Dimension::volume, 1e3},
+    {"uL", Dimension::volume, 1.0},
+    {"L", Dimension::volume, 1e6},
+    {"cm^3", Dimension::volume, 1e3},
+    {"1", Dimension::dimensionless, 1.0},
     {"%", Dimension::dimensionless, 1e-2},
-    {"mm/ms", Dimension::velocity, 1.0},     {"m/s", Dimension::velocity, 1.0},
+    {"mm/ms", Dimension::velocity, 1.0},
+    {"m/s", Dimension::velocity, 1.0},
     {"cm/s", Dimension::velocity, 1e-2},
     {"kPa*ms/mm^3", Dimension::resistance, 1.0},
     {"mmHg*ms/mL", Dimension::resistance, kMmHgInKPa / 1e3},
@@ -45,10 +61,14 @@ constexpr std::array<UnitDef, 53> kUnits{{
     {"mL/kPa", Dimension::compliance, 1e3},
     {"kPa/mm", Dimension::foundation, 1.0},
     {"Pa/mm", Dimension::foundation, 1e-3},
-    {"B", Dimension::data_size, 1e-9},       {"kB", Dimension::data_size, 1e-6},
-    {"MB", Dimension::data_size, 1e-3},      {"GB", Dimension::data_size, 1.0},
-    {"TB", Dimension::data_size, 1e3},       {"KiB", Dimension::data_size, 1024.0 / 1e9},
-    {"MiB", Dimension::data_size, 1048576.0 / 1e9}, {"GiB", Dimension::data_size, 1073741824.0 / 1e9},
+    {"B", Dimension::data_size, 1e-9},
+    {"kB", Dimension::data_size, 1e-6},
+    {"MB", Dimension::data_size, 1e-3},
+    {"GB", Dimension::data_size, 1.0},
+    {"TB", Dimension::data_size, 1e3},
+    {"KiB", Dimension::data_size, 1024.0 / 1e9},
+    {"MiB", Dimension::data_size, 1048576.0 / 1e9},
+    {"GiB", Dimension::data_size, 1073741824.0 / 1e9},
     {"TiB", Dimension::data_size, 1099511627776.0 / 1e9},
 }};
 
@@ -62,42 +82,72 @@ std::string_view trim(std::string_view s) {
 
 std::string_view internal_unit(Dimension d) {
   switch (d) {
-    case Dimension::length: return "mm";
-    case Dimension::time: return "ms";
-    case Dimension::pressure: return "kPa";
-    case Dimension::density: return "mg/mm^3";
-    case Dimension::acceleration: return "mm/ms^2";
-    case Dimension::force: return "mN";
-    case Dimension::mass: return "mg";
-    case Dimension::angle: return "rad";
-    case Dimension::volume: return "mm^3";
-    case Dimension::velocity: return "mm/ms";
-    case Dimension::resistance: return "kPa*ms/mm^3";
-    case Dimension::compliance: return "mm^3/kPa";
-    case Dimension::foundation: return "kPa/mm";
-    case Dimension::data_size: return "GB";
-    case Dimension::dimensionless: return "1";
+    case Dimension::length:
+      return "mm";
+    case Dimension::time:
+      return "ms";
+    case Dimension::pressure:
+      return "kPa";
+    case Dimension::density:
+      return "mg/mm^3";
+    case Dimension::acceleration:
+      return "mm/ms^2";
+    case Dimension::force:
+      return "mN";
+    case Dimension::mass:
+      return "mg";
+    case Dimension::angle:
+      return "rad";
+    case Dimension::volume:
+      return "mm^3";
+    case Dimension::velocity:
+      return "mm/ms";
+    case Dimension::resistance:
+      return "kPa*ms/mm^3";
+    case Dimension::compliance:
+      return "mm^3/kPa";
+    case Dimension::foundation:
+      return "kPa/mm";
+    case Dimension::data_size:
+      return "GB";
+    case Dimension::dimensionless:
+      return "1";
   }
   return "?";
 }
 
 std::string_view dimension_name(Dimension d) {
   switch (d) {
-    case Dimension::length: return "length";
-    case Dimension::time: return "time";
-    case Dimension::pressure: return "pressure";
-    case Dimension::density: return "density";
-    case Dimension::acceleration: return "acceleration";
-    case Dimension::force: return "force";
-    case Dimension::mass: return "mass";
-    case Dimension::angle: return "angle";
-    case Dimension::volume: return "volume";
-    case Dimension::velocity: return "velocity";
-    case Dimension::resistance: return "hydraulic resistance";
-    case Dimension::compliance: return "compliance";
-    case Dimension::foundation: return "foundation stiffness";
-    case Dimension::data_size: return "data size";
-    case Dimension::dimensionless: return "dimensionless";
+    case Dimension::length:
+      return "length";
+    case Dimension::time:
+      return "time";
+    case Dimension::pressure:
+      return "pressure";
+    case Dimension::density:
+      return "density";
+    case Dimension::acceleration:
+      return "acceleration";
+    case Dimension::force:
+      return "force";
+    case Dimension::mass:
+      return "mass";
+    case Dimension::angle:
+      return "angle";
+    case Dimension::volume:
+      return "volume";
+    case Dimension::velocity:
+      return "velocity";
+    case Dimension::resistance:
+      return "hydraulic resistance";
+    case Dimension::compliance:
+      return "compliance";
+    case Dimension::foundation:
+      return "foundation stiffness";
+    case Dimension::data_size:
+      return "data size";
+    case Dimension::dimensionless:
+      return "dimensionless";
   }
   return "?";
 }

@@ -112,8 +112,7 @@ TEST_F(ParallelTest, ParallelMax) {
     // Maximum in the last, partial chunk.
     EXPECT_EQ(cardio::parallel_max(n, [](std::int64_t i) { return static_cast<double>(i); }),
               static_cast<double>(n - 1));
-    EXPECT_EQ(cardio::parallel_max(0, [](std::int64_t) { return 1.0; }),
-              -std::numeric_limits<double>::infinity());
+    EXPECT_EQ(cardio::parallel_max(0, [](std::int64_t) { return 1.0; }), -std::numeric_limits<double>::infinity());
   }
 }
 

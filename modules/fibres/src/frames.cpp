@@ -37,10 +37,12 @@ imaging::VoxelFrames frames_from_vectors(const imaging::RoleVolume& roles, const
                                          const std::string& source_name, std::int64_t* n_filled, bool fill_invalid) {
   const imaging::Grid& grid = roles.role.grid;
   check_grid(grid, fibre.grid, "fibre", source_name);
-  CARDIO_CHECK(std::int64_t(fibre.values.size()) == grid.n_voxels(), "fibre volume has " << fibre.values.size() << " values");
+  CARDIO_CHECK(std::int64_t(fibre.values.size()) == grid.n_voxels(),
+               "fibre volume has " << fibre.values.size() << " values");
   if (sheet) {
     check_grid(grid, sheet->grid, "sheet", source_name);
-    CARDIO_CHECK(std::int64_t(sheet->values.size()) == grid.n_voxels(), "sheet volume has " << sheet->values.size() << " values");
+    CARDIO_CHECK(std::int64_t(sheet->values.size()) == grid.n_voxels(),
+                 "sheet volume has " << sheet->values.size() << " values");
   }
   imaging::VoxelFrames out;
   out.voxels = imaging::voxels_with_role(roles, imaging::RoleVolume::kMyocardium);
@@ -92,8 +94,9 @@ imaging::VoxelFrames frames_from_vectors(const imaging::RoleVolume& roles, const
   if (n_bad > 0 && !(fill && fill_invalid)) {
     const imaging::Index3 ijk = grid.index(out.voxels[std::size_t(first)]);
     CARDIO_FAIL(source_name << ": " << n_bad << " myocardium voxel" << (n_bad == 1 ? " has" : "s have")
-                            << " no usable fibre (NaN or zero vector" << (sheet ? ", or a sheet NaN, zero or parallel to it" : "")
-                            << "); first at voxel (" << ijk[0] << "," << ijk[1] << "," << ijk[2]
+                            << " no usable fibre (NaN or zero vector"
+                            << (sheet ? ", or a sheet NaN, zero or parallel to it" : "") << "); first at voxel ("
+                            << ijk[0] << "," << ijk[1] << "," << ijk[2]
                             << "). Fix the data or fill them from the rule-based fibres");
   }
   if (n_filled) *n_filled = n_bad;  // zero unless filled: otherwise the error above was thrown

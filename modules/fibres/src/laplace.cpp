@@ -45,7 +45,8 @@ std::vector<double> solve_voxel_laplace(const VoxelDomain& domain, const std::ve
                                         const std::vector<double>* initial) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::int64_t n = domain.size();
-  CARDIO_CHECK(std::int64_t(fixed.size()) == n, "Dirichlet vector has " << fixed.size() << " entries for " << n << " voxels");
+  CARDIO_CHECK(std::int64_t(fixed.size()) == n,
+               "Dirichlet vector has " << fixed.size() << " entries for " << n << " voxels");
   CARDIO_CHECK(!initial || std::int64_t(initial->size()) == n, "initial guess size mismatch");
   const Eigen::Vector3d w = domain.grid.spacing.cwiseProduct(domain.grid.spacing).cwiseInverse();  // 1/h_a^2
 
@@ -82,8 +83,8 @@ std::vector<double> solve_voxel_laplace(const VoxelDomain& domain, const std::ve
       if (!anchored) {
         const imaging::Index3 ijk = domain.grid.index(domain.voxels[std::size_t(start)]);
         CARDIO_FAIL("Laplace problem" << (stats && !stats->name.empty() ? " '" + stats->name + "'" : std::string())
-                                      << ": a connected region of " << count << " voxels (first voxel (" << ijk[0] << ","
-                                      << ijk[1] << "," << ijk[2]
+                                      << ": a connected region of " << count << " voxels (first voxel (" << ijk[0]
+                                      << "," << ijk[1] << "," << ijk[2]
                                       << ")) touches no Dirichlet boundary; remove islands or fix the boundary tags");
       }
     }
@@ -152,7 +153,8 @@ std::vector<double> solve_voxel_laplace(const VoxelDomain& domain, const std::ve
     if (cg.info() != Eigen::Success)
       CARDIO_FAIL("Laplace problem" << (stats && !stats->name.empty() ? " '" + stats->name + "'" : std::string())
                                     << " did not converge: relative residual " << error << " after " << iterations
-                                    << " CG iterations (" << n_free << " unknowns, tolerance " << options.tolerance << ")");
+                                    << " CG iterations (" << n_free << " unknowns, tolerance " << options.tolerance
+                                    << ")");
   }
 
   std::vector<double> u(static_cast<std::size_t>(n));

@@ -22,7 +22,8 @@ constexpr double kWeight = 1e-3;
 /// Rotations by pi about the local axes: variant k of a frame Q is Q * kFlip[k] (same axes).
 const Eigen::Matrix3d& flip(int k) {
   static const Eigen::Matrix3d m[4] = {Eigen::Vector3d(1, 1, 1).asDiagonal(), Eigen::Vector3d(1, -1, -1).asDiagonal(),
-                                       Eigen::Vector3d(-1, 1, -1).asDiagonal(), Eigen::Vector3d(-1, -1, 1).asDiagonal()};
+                                       Eigen::Vector3d(-1, 1, -1).asDiagonal(),
+                                       Eigen::Vector3d(-1, -1, 1).asDiagonal()};
   return m[k];
 }
 
@@ -30,10 +31,14 @@ const Eigen::Matrix3d& flip(int k) {
 /// same axes as orient(Q, a, b): R_x: (-a, b), R_y: (-a, -b), R_z: (a, -b).
 Eigen::Vector2d convert_angles(const Eigen::Vector2d& ab, int k) {
   switch (k) {
-    case 1: return {-ab[0], ab[1]};
-    case 2: return {-ab[0], -ab[1]};
-    case 3: return {ab[0], -ab[1]};
-    default: return ab;
+    case 1:
+      return {-ab[0], ab[1]};
+    case 2:
+      return {-ab[0], -ab[1]};
+    case 3:
+      return {ab[0], -ab[1]};
+    default:
+      return ab;
   }
 }
 
@@ -69,7 +74,8 @@ Oriented blend(const Oriented& a, const Oriented& b, double t) {
 /// Index of a myocardium voxel in the ascending list (it must be there).
 std::int64_t domain_index(const std::vector<std::int64_t>& voxels, std::int64_t linear) {
   const auto it = std::lower_bound(voxels.begin(), voxels.end(), linear);
-  CARDIO_CHECK(it != voxels.end() && *it == linear, "boundary face of voxel " << linear << " is not on a myocardium voxel");
+  CARDIO_CHECK(it != voxels.end() && *it == linear,
+               "boundary face of voxel " << linear << " is not on a myocardium voxel");
   return it - voxels.begin();
 }
 
@@ -163,9 +169,9 @@ Eigen::Matrix3d ldrb_frame(const LdrbPoint& p, const LdrbFields& fields, const R
   return ldrb_orient(q.q, q.angles[0], q.angles[1]);
 }
 
-imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles, const meshing::BoundaryClassification& boundary,
-                                       const RuleAngles& angles, RuleReport* report, const LaplaceSolverOptions& solver,
-                                       LdrbFields* fields) {
+imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles,
+                                       const meshing::BoundaryClassification& boundary, const RuleAngles& angles,
+                                       RuleReport* report, const LaplaceSolverOptions& solver, LdrbFields* fields) {
   const auto t0 = std::chrono::steady_clock::now();
   const imaging::Grid& grid = roles.role.grid;
 
@@ -180,8 +186,8 @@ imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles, const m
   if (lv < 0) {
     std::ostringstream names;
     for (std::size_t c = 0; c < n_cav; ++c) names << (c ? ", " : "") << "'" << roles.cavity_names[c] << "'";
-    CARDIO_FAIL("rule-based fibres need an LV cavity named '" << angles.lv_cavity << "' (cavities: "
-                                                             << (n_cav ? names.str() : std::string("none")) << ")");
+    CARDIO_FAIL("rule-based fibres need an LV cavity named '"
+                << angles.lv_cavity << "' (cavities: " << (n_cav ? names.str() : std::string("none")) << ")");
   }
   const bool biv = rv >= 0 && rv != lv;
 
@@ -217,8 +223,9 @@ imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles, const m
     ++cnt[m];
   }
   if (n_base == 0)
-    CARDIO_FAIL("rule-based fibres need base faces for the apico-basal problem (none were found; set the base "
-                "plane or use the automatic base)");
+    CARDIO_FAIL(
+        "rule-based fibres need base faces for the apico-basal problem (none were found; set the base "
+        "plane or use the automatic base)");
   const std::int64_t apex = boundary.axis.apex_voxel;
   CARDIO_CHECK(apex >= 0, "boundary classification has no apex voxel");
   const std::size_t apex_m = std::size_t(domain_index(out.voxels, apex));

@@ -3,8 +3,8 @@
 #include <Eigen/Geometry>
 #include <Eigen/LU>
 #include <chrono>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <iostream>
 
 #include "cardio/core/error.hpp"
@@ -54,7 +54,7 @@ RuleAngles angles_deg(double a_endo, double a_epi, double b_endo, double b_epi) 
 }
 
 struct Sample {
-  double helix = 0, sheet = 0;   ///< measured against the analytic shell directions [deg]
+  double helix = 0, sheet = 0;  ///< measured against the analytic shell directions [deg]
   double phi_epi = 0, phi_lv = 0, phi_rv = 0;
 };
 
@@ -129,7 +129,8 @@ void check_lv_helix(double voxel, const RuleAngles& a, double tol_helix, double 
   std::cout << "LV phantom " << voxel << " mm: " << fr.voxels.size() << " myocardium voxels, " << secs
             << " s (boundary + rule); Laplace:";
   for (const auto& s : rep.problems)
-    std::cout << " " << s.name << " " << s.iterations << " it (res " << s.relative_residual << ", " << s.seconds << " s)";
+    std::cout << " " << s.name << " " << s.iterations << " it (res " << s.relative_residual << ", " << s.seconds
+              << " s)";
   std::cout << "\n";
 
   const auto smp = sample(p, fr, rep, spec.lv.shell(), 1, equator);
@@ -142,9 +143,10 @@ void check_lv_helix(double voxel, const RuleAngles& a, double tol_helix, double 
     const char* name;
     std::function<bool(const Sample&)> pick;
   };
-  const Band bands[] = {{"endo (phi_epi = 0)", [](const Sample& x) { return x.phi_epi <= 1e-12; }},
-                        {"mid (|phi_epi - 0.5| <= 0.1)", [](const Sample& x) { return std::abs(x.phi_epi - 0.5) <= 0.1; }},
-                        {"epi (phi_epi = 1)", [](const Sample& x) { return x.phi_epi >= 1 - 1e-12; }}};
+  const Band bands[] = {
+      {"endo (phi_epi = 0)", [](const Sample& x) { return x.phi_epi <= 1e-12; }},
+      {"mid (|phi_epi - 0.5| <= 0.1)", [](const Sample& x) { return std::abs(x.phi_epi - 0.5) <= 0.1; }},
+      {"epi (phi_epi = 1)", [](const Sample& x) { return x.phi_epi >= 1 - 1e-12; }}};
   for (const Band& band : bands) {
     const Stat h = stat(smp, band.pick, helix_req, helix);
     const Stat s = stat(smp, band.pick, sheet_req, sheet);
@@ -273,7 +275,8 @@ TEST(RuleBased, Biventricular) {
     int outside = 0, n = 0;
     double worst = 0;
     for (const Sample& x : s) {
-      const bool surface = x.phi_epi <= 1e-12 || x.phi_epi >= 1 - 1e-12 || x.phi_lv >= 1 - 1e-12 || x.phi_rv >= 1 - 1e-12;
+      const bool surface =
+          x.phi_epi <= 1e-12 || x.phi_epi >= 1 - 1e-12 || x.phi_lv >= 1 - 1e-12 || x.phi_rv >= 1 - 1e-12;
       if (surface) continue;
       ++n;
       worst = std::max({worst, lo - x.helix, x.helix - hi});
@@ -298,8 +301,10 @@ TEST(RuleBased, Biventricular) {
   });
   ASSERT_GT(septum.size(), 50u);
   in_range(septum, -ae, ae, "septum");
-  const Stat s_lv = stat(septum, [](const Sample& x) { return x.phi_lv >= 1 - 1e-12; }, [&](const Sample&) { return ae; }, helix);
-  const Stat s_rv = stat(septum, [](const Sample& x) { return x.phi_rv >= 1 - 1e-12; }, [&](const Sample&) { return -ae; }, helix);
+  const Stat s_lv = stat(
+      septum, [](const Sample& x) { return x.phi_lv >= 1 - 1e-12; }, [&](const Sample&) { return ae; }, helix);
+  const Stat s_rv = stat(
+      septum, [](const Sample& x) { return x.phi_rv >= 1 - 1e-12; }, [&](const Sample&) { return -ae; }, helix);
   report("septum, LV surface", s_lv);
   report("septum, RV surface", s_rv);
   EXPECT_GT(s_lv.n, 5);

@@ -30,8 +30,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-[[noreturn]] void fail_truncated(const fs::path& file, const std::string& what, std::uint64_t need,
-                                 std::uint64_t have, const fs::path& data_file) {
+[[noreturn]] void fail_truncated(const fs::path& file, const std::string& what, std::uint64_t need, std::uint64_t have,
+                                 const fs::path& data_file) {
   std::string where;
   if (data_file != file) where = " in its data file '" + data_file.string() + "'";
   CARDIO_FAIL("cannot read " << what << " '" << file.string() << "': the file is truncated (the pixel data need "
@@ -66,8 +66,8 @@ std::uint64_t gzip_available(const fs::path& file, std::uint64_t needed) {
       unsigned char t[4];
       in.seekg(size - 4);
       in.read(reinterpret_cast<char*>(t), 4);
-      const std::uint32_t isize = std::uint32_t(t[0]) | std::uint32_t(t[1]) << 8 | std::uint32_t(t[2]) << 16 |
-                                  std::uint32_t(t[3]) << 24;
+      const std::uint32_t isize =
+          std::uint32_t(t[0]) | std::uint32_t(t[1]) << 8 | std::uint32_t(t[2]) << 16 | std::uint32_t(t[3]) << 24;
       if (in && isize == static_cast<std::uint32_t>(needed)) return needed;
     }
   }
@@ -119,7 +119,7 @@ struct NiftiLayout {
   bool single_file = true;
   int datatype = 0;  ///< NIfTI DT_* code (16: float32, 64: float64)
   bool swap = false;
-  int axes = 0;      ///< spatial axes: dim[0], at most 3
+  int axes = 0;  ///< spatial axes: dim[0], at most 3
   std::array<double, 3> pixdim{};
   int qform_code = 0, sform_code = 0;  ///< 0 in Analyze headers, which have neither
 };

@@ -37,16 +37,36 @@ std::string in_quotes(const fs::path& p) {
 template <class F>
 void dispatch(Component c, F&& f) {
   switch (c) {
-    case Component::u8: f(std::uint8_t{}); break;
-    case Component::i8: f(std::int8_t{}); break;
-    case Component::u16: f(std::uint16_t{}); break;
-    case Component::i16: f(std::int16_t{}); break;
-    case Component::u32: f(std::uint32_t{}); break;
-    case Component::i32: f(std::int32_t{}); break;
-    case Component::u64: f(std::uint64_t{}); break;
-    case Component::i64: f(std::int64_t{}); break;
-    case Component::f32: f(0.0f); break;
-    case Component::f64: f(0.0); break;
+    case Component::u8:
+      f(std::uint8_t{});
+      break;
+    case Component::i8:
+      f(std::int8_t{});
+      break;
+    case Component::u16:
+      f(std::uint16_t{});
+      break;
+    case Component::i16:
+      f(std::int16_t{});
+      break;
+    case Component::u32:
+      f(std::uint32_t{});
+      break;
+    case Component::i32:
+      f(std::int32_t{});
+      break;
+    case Component::u64:
+      f(std::uint64_t{});
+      break;
+    case Component::i64:
+      f(std::int64_t{});
+      break;
+    case Component::f32:
+      f(0.0f);
+      break;
+    case Component::f64:
+      f(0.0);
+      break;
   }
 }
 
@@ -214,17 +234,18 @@ bool check_output(const fs::path& file, const Grid& grid, const std::string& wha
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    CARDIO_FAIL("cannot write " << what << " " << in_quotes(file) << ": folder " << in_quotes(dir) << " does not exist");
+    CARDIO_FAIL("cannot write " << what << " " << in_quotes(file) << ": folder " << in_quotes(dir)
+                                << " does not exist");
   return !(nii || vtk);  // .nii.gz is compressed because of its name; .nii and legacy .vtk cannot be
 }
 
 /// Write to a hidden temporary name with the same extension in the same folder (ITK picks the
 /// format from the extension; cardio::write_via_temp would append ".tmpPID"), then rename.
-void write_atomic(const fs::path& file, const Grid& grid, Component component, unsigned components,
-                  const void* data, bool compress, const std::string& what) {
+void write_atomic(const fs::path& file, const Grid& grid, Component component, unsigned components, const void* data,
+                  bool compress, const std::string& what) {
   static std::atomic<unsigned> counter{0};
-  const fs::path tmp = file.parent_path() / (".tmp" + std::to_string(::getpid()) + "-" +
-                                             std::to_string(counter++) + "-" + file.filename().string());
+  const fs::path tmp = file.parent_path() / (".tmp" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
+                                             "-" + file.filename().string());
   std::error_code ec;
   try {
     itk_bridge::write(tmp, file, geometry_of(grid), component, components, data, compress, what);

@@ -66,8 +66,10 @@ Component component_of(IOComponent type, std::size_t size, const fs::path& file,
   const bool is_signed = type == IOComponent::CHAR || type == IOComponent::SHORT || type == IOComponent::INT ||
                          type == IOComponent::LONG || type == IOComponent::LONGLONG;
   switch (type) {
-    case IOComponent::FLOAT: return Component::f32;
-    case IOComponent::DOUBLE: return Component::f64;
+    case IOComponent::FLOAT:
+      return Component::f32;
+    case IOComponent::DOUBLE:
+      return Component::f64;
     case IOComponent::UCHAR:
     case IOComponent::CHAR:
     case IOComponent::USHORT:
@@ -79,14 +81,20 @@ Component component_of(IOComponent type, std::size_t size, const fs::path& file,
     case IOComponent::ULONGLONG:
     case IOComponent::LONGLONG:
       switch (size) {
-        case 1: return is_signed ? Component::i8 : Component::u8;
-        case 2: return is_signed ? Component::i16 : Component::u16;
-        case 4: return is_signed ? Component::i32 : Component::u32;
-        case 8: return is_signed ? Component::i64 : Component::u64;
-        default: break;
+        case 1:
+          return is_signed ? Component::i8 : Component::u8;
+        case 2:
+          return is_signed ? Component::i16 : Component::u16;
+        case 4:
+          return is_signed ? Component::i32 : Component::u32;
+        case 8:
+          return is_signed ? Component::i64 : Component::u64;
+        default:
+          break;
       }
       break;
-    default: break;
+    default:
+      break;
   }
   CARDIO_FAIL("cannot read " << what << " " << in_quotes(file) << ": unsupported pixel component type "
                              << itk::ImageIOBase::GetComponentTypeAsString(type));
@@ -196,10 +204,11 @@ typename itk::Image<TPixel, 3>::Pointer make_image(const Geometry& g) {
 }
 
 template <class TPixel>
-void write_scalar(const fs::path& tmp, const fs::path& final_file, const Geometry& g, const void* data,
-                  bool compress, const std::string& what) {
+void write_scalar(const fs::path& tmp, const fs::path& final_file, const Geometry& g, const void* data, bool compress,
+                  const std::string& what) {
   auto image = make_image<TPixel>(g);
-  std::memcpy(static_cast<void*>(image->GetBufferPointer()), data, image->GetLargestPossibleRegion().GetNumberOfPixels() * sizeof(TPixel));
+  std::memcpy(static_cast<void*>(image->GetBufferPointer()), data,
+              image->GetLargestPossibleRegion().GetNumberOfPixels() * sizeof(TPixel));
   write_image(image.GetPointer(), tmp, final_file, compress, what);
 }
 
@@ -208,15 +217,19 @@ void write_scalar(const fs::path& tmp, const fs::path& final_file, const Geometr
 std::size_t component_size(Component c) {
   switch (c) {
     case Component::u8:
-    case Component::i8: return 1;
+    case Component::i8:
+      return 1;
     case Component::u16:
-    case Component::i16: return 2;
+    case Component::i16:
+      return 2;
     case Component::u32:
     case Component::i32:
-    case Component::f32: return 4;
+    case Component::f32:
+      return 4;
     case Component::u64:
     case Component::i64:
-    case Component::f64: return 8;
+    case Component::f64:
+      return 8;
   }
   return 0;
 }
@@ -230,8 +243,8 @@ std::uint64_t Header::pixel_bytes() const {
 struct Reader::Impl {
   fs::path path;
   std::string what;
-  itk::ImageIOBase::Pointer io;         // single file
-  std::vector<std::string> dicom_files; // DICOM series
+  itk::ImageIOBase::Pointer io;          // single file
+  std::vector<std::string> dicom_files;  // DICOM series
 };
 
 Reader::Reader(const fs::path& path, const std::string& what) : impl_(std::make_unique<Impl>()) {
@@ -258,7 +271,8 @@ Reader::Reader(const fs::path& path, const std::string& what) : impl_(std::make_
     for (unsigned a = 0; a < 3; ++a) header_.sizes.push_back(static_cast<std::uint64_t>(header_.geometry.size[a]));
     return;
   }
-  itk::ImageIOBase::Pointer io = itk::ImageIOFactory::CreateImageIO(path.string().c_str(), itk::IOFileModeEnum::ReadMode);
+  itk::ImageIOBase::Pointer io =
+      itk::ImageIOFactory::CreateImageIO(path.string().c_str(), itk::IOFileModeEnum::ReadMode);
   if (!io)
     CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": not an image file in a format ITK recognises "
                                << "(NIfTI .nii/.nii.gz, MetaImage .mha/.mhd, NRRD .nrrd/.nhdr, VTK .vtk, DICOM)");
@@ -305,8 +319,8 @@ Pixels Reader::read() {
   Pixels p;
   p.component = header_.component;
   p.data.resize(static_cast<std::size_t>(io.GetImageSizeInBytes()));
-  CARDIO_CHECK(p.data.size() == header_.pixel_bytes(), "ITK image size " << p.data.size() << " bytes, expected "
-                                                                          << header_.pixel_bytes());
+  CARDIO_CHECK(p.data.size() == header_.pixel_bytes(),
+               "ITK image size " << p.data.size() << " bytes, expected " << header_.pixel_bytes());
   try {
     io.Read(p.data.data());
   } catch (const itk::ExceptionObject& e) {
@@ -319,8 +333,8 @@ Pixels Reader::read() {
   return p;
 }
 
-void write(const fs::path& tmp, const fs::path& final_file, const Geometry& g, Component component,
-           unsigned components, const void* data, bool compress, const std::string& what) {
+void write(const fs::path& tmp, const fs::path& final_file, const Geometry& g, Component component, unsigned components,
+           const void* data, bool compress, const std::string& what) {
   register_factories();
   if (components == 3) {
     CARDIO_CHECK(component == Component::f32, "vector images are written as float");
@@ -331,11 +345,20 @@ void write(const fs::path& tmp, const fs::path& final_file, const Geometry& g, C
   }
   CARDIO_CHECK(components == 1, "unsupported number of components " << components);
   switch (component) {
-    case Component::u8: write_scalar<std::uint8_t>(tmp, final_file, g, data, compress, what); break;
-    case Component::i16: write_scalar<std::int16_t>(tmp, final_file, g, data, compress, what); break;
-    case Component::i32: write_scalar<std::int32_t>(tmp, final_file, g, data, compress, what); break;
-    case Component::f32: write_scalar<float>(tmp, final_file, g, data, compress, what); break;
-    default: CARDIO_CHECK(false, "unsupported component type for writing");
+    case Component::u8:
+      write_scalar<std::uint8_t>(tmp, final_file, g, data, compress, what);
+      break;
+    case Component::i16:
+      write_scalar<std::int16_t>(tmp, final_file, g, data, compress, what);
+      break;
+    case Component::i32:
+      write_scalar<std::int32_t>(tmp, final_file, g, data, compress, what);
+      break;
+    case Component::f32:
+      write_scalar<float>(tmp, final_file, g, data, compress, what);
+      break;
+    default:
+      CARDIO_CHECK(false, "unsupported component type for writing");
   }
 }
 

@@ -30,8 +30,8 @@ struct Header {
   unsigned dimension = 0;
   std::vector<std::uint64_t> sizes;  ///< every stored axis
   unsigned components = 1;
-  std::string component_type;        ///< ITK's name
-  std::string pixel_type;            ///< ITK's name
+  std::string component_type;  ///< ITK's name
+  std::string pixel_type;      ///< ITK's name
   Component component = Component::u8;
   std::uint64_t pixel_bytes() const;
 };

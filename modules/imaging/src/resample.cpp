@@ -68,7 +68,7 @@ std::int64_t nearest_voxel(const Grid& g, const Eigen::Vector3d& c) {
 /// source order within each bin). Only source voxels with include(s) true are binned.
 struct Bins {
   std::vector<std::uint32_t> offsets;  ///< target t owns members[offsets[t] .. offsets[t+1])
-  std::vector<std::uint32_t> members; ///< source linear indices
+  std::vector<std::uint32_t> members;  ///< source linear indices
 };
 
 template <class Include>

@@ -8,8 +8,8 @@ bool same_grid(const Grid& a, const Grid& b, std::string* why, double tol) {
   std::ostringstream os;
   const double scale = std::max(a.spacing.maxCoeff(), b.spacing.maxCoeff());
   if (a.size != b.size) {
-    os << "size " << a.size[0] << "x" << a.size[1] << "x" << a.size[2] << " vs " << b.size[0] << "x" << b.size[1]
-       << "x" << b.size[2];
+    os << "size " << a.size[0] << "x" << a.size[1] << "x" << a.size[2] << " vs " << b.size[0] << "x" << b.size[1] << "x"
+       << b.size[2];
   } else if ((a.spacing - b.spacing).cwiseAbs().maxCoeff() > tol * scale) {
     os << "spacing (" << a.spacing.transpose() << ") mm vs (" << b.spacing.transpose() << ") mm";
   } else if ((a.origin - b.origin).cwiseAbs().maxCoeff() > tol * scale) {

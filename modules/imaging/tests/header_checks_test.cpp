@@ -60,9 +60,9 @@ TEST(NiftiSpacing, ZeroOrNaNPixdimWithoutQformOrSformIsAnError) {
     const fs::path file = dir / "labels.nii";
     n.write(file);
     SCOPED_TRACE(bad);
-    for (auto read : {+[](const fs::path& f) { (void)read_label_image(f); },
-                      +[](const fs::path& f) { (void)read_image_info(f); },
-                      +[](const fs::path& f) { (void)read_scalar_image(f); }})
+    for (auto read :
+         {+[](const fs::path& f) { (void)read_label_image(f); }, +[](const fs::path& f) { (void)read_image_info(f); },
+          +[](const fs::path& f) { (void)read_scalar_image(f); }})
       expect_error([&] { read(file); }, {file.string(), "pixdim[1..3] = (1.5, ", "qform_code 0, sform_code 0",
                                          "voxel size is unknown", "expected a positive, finite pixdim"});
   }

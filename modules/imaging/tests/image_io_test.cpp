@@ -87,13 +87,12 @@ TEST_P(RoundTrip, LabelsScalarsVectorsKeepGridAndValues) {
     EXPECT_EQ(entry.path().filename().string().rfind(".tmp", 0), std::string::npos) << entry.path();
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, RoundTrip, ::testing::Values(".nii.gz", ".mha", ".nrrd"),
-                         [](const auto& info) {
-                           std::string s = info.param.substr(1);
-                           for (char& c : s)
-                             if (c == '.') c = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Formats, RoundTrip, ::testing::Values(".nii.gz", ".mha", ".nrrd"), [](const auto& info) {
+  std::string s = info.param.substr(1);
+  for (char& c : s)
+    if (c == '.') c = '_';
+  return s;
+});
 
 TEST(VectorImage, IndexAxesAreRotatedByTheDirectionMatrix) {
   TempDir dir;
@@ -360,8 +359,8 @@ TEST(AngleMaps, KnownAnglesGiveExpectedFibres) {
   const VectorVolume f = fibres_from_angles(az, el, AngleUnit::degrees, axes);
   const double c45 = std::sqrt(0.5);
   const Eigen::Vector3d expected[4] = {
-      axes.col(0), axes.col(1),
-      c45 * std::sqrt(3.0) / 2 * axes.col(0) + c45 * 0.5 * axes.col(1) + c45 * axes.col(2), axes.col(2)};
+      axes.col(0), axes.col(1), c45 * std::sqrt(3.0) / 2 * axes.col(0) + c45 * 0.5 * axes.col(1) + c45 * axes.col(2),
+      axes.col(2)};
   for (int n = 0; n < 4; ++n) EXPECT_LT((f.values[n].cast<double>() - expected[n]).norm(), 1e-6) << n;
 
   // Radians, identity axes: plain spherical coordinates.

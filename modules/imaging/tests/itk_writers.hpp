@@ -10,9 +10,9 @@ namespace cardio::imaging::test {
 
 /// 3-D short image as a DICOM series (one file per k slice) via GDCMImageIO + ImageSeriesWriter.
 /// direction: row-major, column a = index axis a.
-void write_dicom_series(const std::filesystem::path& dir, std::array<unsigned, 3> size,
-                        std::array<double, 3> spacing, std::array<double, 3> origin,
-                        std::array<double, 9> direction, const std::vector<std::int16_t>& values);
+void write_dicom_series(const std::filesystem::path& dir, std::array<unsigned, 3> size, std::array<double, 3> spacing,
+                        std::array<double, 3> origin, std::array<double, 9> direction,
+                        const std::vector<std::int16_t>& values);
 
 /// A 4 x 3 uint8 2-D MetaImage.
 void write_2d_mha(const std::filesystem::path& file);

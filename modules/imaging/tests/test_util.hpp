@@ -57,10 +57,10 @@ inline Eigen::Matrix3d oblique_direction() {
 
 inline void expect_grid_near(const Grid& a, const Grid& b, double tol_mm, double tol_dir) {
   EXPECT_EQ(a.size, b.size);
-  EXPECT_LT((a.spacing - b.spacing).cwiseAbs().maxCoeff(), tol_mm) << a.spacing.transpose() << " vs "
-                                                                    << b.spacing.transpose();
-  EXPECT_LT((a.origin - b.origin).cwiseAbs().maxCoeff(), tol_mm) << a.origin.transpose() << " vs "
-                                                                  << b.origin.transpose();
+  EXPECT_LT((a.spacing - b.spacing).cwiseAbs().maxCoeff(), tol_mm)
+      << a.spacing.transpose() << " vs " << b.spacing.transpose();
+  EXPECT_LT((a.origin - b.origin).cwiseAbs().maxCoeff(), tol_mm)
+      << a.origin.transpose() << " vs " << b.origin.transpose();
   EXPECT_LT((a.direction - b.direction).cwiseAbs().maxCoeff(), tol_dir) << a.direction << "\nvs\n" << b.direction;
 }
 

@@ -54,8 +54,8 @@ vtkNew<vtkPoints> make_points(const Eigen::Matrix3Xd& x) {
 
 void add_fields(vtkDataSetAttributes* data, const std::vector<Field>& fields, Eigen::Index count, const char* where) {
   for (const Field& f : fields) {
-    CARDIO_CHECK(f.values.cols() == count, where << " field " << f.name << " has " << f.values.cols()
-                                                 << " values, expected " << count);
+    CARDIO_CHECK(f.values.cols() == count,
+                 where << " field " << f.name << " has " << f.values.cols() << " values, expected " << count);
     data->AddArray(make_array(f));
   }
 }

@@ -35,8 +35,8 @@ class IoTestDir : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() / ("cardio_io_test_" + std::to_string(::getpid()) + "_" +
-                                         info->test_suite_name() + "_" + info->name());
+    m_dir = fs::temp_directory_path() /
+            ("cardio_io_test_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
   }
@@ -62,7 +62,9 @@ vtkSmartPointer<vtkUnstructuredGrid> read_vtu(const fs::path& file) {
 }
 
 // Known displacement field: u(X) = (0.1 X, -0.05 Y + 0.01 Z, 0.02 X Z).
-Eigen::Vector3d u_of(const Eigen::Vector3d& X) { return {0.1 * X.x(), -0.05 * X.y() + 0.01 * X.z(), 0.02 * X.x() * X.z()}; }
+Eigen::Vector3d u_of(const Eigen::Vector3d& X) {
+  return {0.1 * X.x(), -0.05 * X.y() + 0.01 * X.z(), 0.02 * X.x() * X.z()};
+}
 
 struct Fixture {
   mech::BlockSpec spec{3, 2, 1, 0.5, Eigen::Vector3d(1.0, -2.0, 0.25)};
@@ -109,7 +111,8 @@ TEST_F(VtuTest, RoundTripThroughVtkReader) {
     vtkNew<vtkIdList> ids;
     g->GetCellPoints(e, ids);
     ASSERT_EQ(ids->GetNumberOfIds(), 8);
-    for (int k = 0; k < 8; ++k) EXPECT_EQ(ids->GetId(k), mesh.hexes[static_cast<std::size_t>(e)][static_cast<std::size_t>(k)]);
+    for (int k = 0; k < 8; ++k)
+      EXPECT_EQ(ids->GetId(k), mesh.hexes[static_cast<std::size_t>(e)][static_cast<std::size_t>(k)]);
   }
 
   // Point data: displacement = x - rest, exactly; velocity as given.
@@ -195,7 +198,8 @@ TEST_F(JsonTest, RoundTrip) {
       {"name", "elongation"},
       {"measured", {{"youngs_modulus_kPa", 9.999999999999998}, {"poisson_ratio_y", 0.3}, {"tiny", 1e-300}}},
       {"run", {{"iterations", 12345}, {"converged", true}, {"threads", 2}}},
-      {"deflection", nlohmann::json::array({{{"x_mm", 1.0}, {"deflection_mm", -0.125}}, {{"x_mm", 2.0}, {"deflection_mm", -0.5}}})},
+      {"deflection",
+       nlohmann::json::array({{{"x_mm", 1.0}, {"deflection_mm", -0.125}}, {{"x_mm", 2.0}, {"deflection_mm", -0.5}}})},
       {"note", "unicode: \u00b5m, quote \" and backslash \\"},
       {"nothing", nullptr},
   };

@@ -73,11 +73,14 @@ double baudet_element_forces(const BaudetConstants& c, const NodeMatrix& x, cons
 }
 
 BaudetCubeForces::BaudetCubeForces(const HexMesh& mesh, std::vector<BaudetConstants> constants, bool corrective)
-    : m_hexes(mesh.hexes), m_rest(mesh.rest), m_material(mesh.material), m_constants(std::move(constants)),
+    : m_hexes(mesh.hexes),
+      m_rest(mesh.rest),
+      m_material(mesh.material),
+      m_constants(std::move(constants)),
       m_corrective(corrective) {
   for (std::size_t e = 0; e < m_hexes.size(); ++e) {
-    CARDIO_CHECK(m_material[e] < m_constants.size(), "element " << e << " has material " << m_material[e]
-                                                                << " without Baudet constants");
+    CARDIO_CHECK(m_material[e] < m_constants.size(),
+                 "element " << e << " has material " << m_material[e] << " without Baudet constants");
     // Eqs. 7-8 hold for cubes only (Baudet et al. 2007, sec. 4): equal edges, right angles.
     const NodeMatrix X = gather(m_rest, m_hexes[e]);
     const double h = (X.col(1) - X.col(0)).norm();

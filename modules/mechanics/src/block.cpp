@@ -28,8 +28,7 @@ HexMesh make_block(const BlockSpec& b, const FibreField& ff) {
   m.rest.resize(3, static_cast<Eigen::Index>(nnx) * nny * nnz);
   for (int k = 0; k < nnz; ++k)
     for (int j = 0; j < nny; ++j)
-      for (int i = 0; i < nnx; ++i)
-        m.rest.col(block_node(b, i, j, k)) = b.origin + b.h * Eigen::Vector3d(i, j, k);
+      for (int i = 0; i < nnx; ++i) m.rest.col(block_node(b, i, j, k)) = b.origin + b.h * Eigen::Vector3d(i, j, k);
 
   const std::int64_t ne = static_cast<std::int64_t>(b.nx) * b.ny * b.nz;
   m.hexes.resize(static_cast<std::size_t>(ne));
@@ -45,10 +44,14 @@ HexMesh make_block(const BlockSpec& b, const FibreField& ff) {
     for (int j = 0; j < b.ny; ++j)
       for (int i = 0; i < b.nx; ++i) {
         const std::int64_t e = i + static_cast<std::int64_t>(b.nx) * (j + static_cast<std::int64_t>(b.ny) * k);
-        m.hexes[static_cast<std::size_t>(e)] = {block_node(b, i, j, k),         block_node(b, i + 1, j, k),
-                                                block_node(b, i + 1, j + 1, k), block_node(b, i, j + 1, k),
-                                                block_node(b, i, j, k + 1),     block_node(b, i + 1, j, k + 1),
-                                                block_node(b, i + 1, j + 1, k + 1), block_node(b, i, j + 1, k + 1)};
+        m.hexes[static_cast<std::size_t>(e)] = {block_node(b, i, j, k),
+                                                block_node(b, i + 1, j, k),
+                                                block_node(b, i + 1, j + 1, k),
+                                                block_node(b, i, j + 1, k),
+                                                block_node(b, i, j, k + 1),
+                                                block_node(b, i + 1, j, k + 1),
+                                                block_node(b, i + 1, j + 1, k + 1),
+                                                block_node(b, i, j + 1, k + 1)};
         Eigen::Vector3d f = Eigen::Vector3d::UnitX(), s = Eigen::Vector3d::UnitY();
         switch (ff.kind) {
           case FibreField::Kind::uniform:

@@ -52,7 +52,8 @@ bool intersect_face(const NodeMatrix& X, int face, const V3& c, const V3& d, Axi
   return true;
 }
 
-// Axial law (B&C 2000 sec. 6 outlook; docs/calibration.md sec. 3): returns the energy density psi(lambda) [kPa] and P = dpsi/dlambda.
+// Axial law (B&C 2000 sec. 6 outlook; docs/calibration.md sec. 3): returns the energy density psi(lambda) [kPa] and P =
+// dpsi/dlambda.
 inline double axial_law(const AxisLaw& law, double lambda, double& P) {
   if (law.kind == AxisLaw::Kind::linear) {
     P = law.modulus * (lambda - 1);
@@ -87,8 +88,9 @@ BCRestGeometry bc_rest_geometry(const NodeMatrix& X, const Eigen::Matrix3d& fram
         double t = 0;
         if (intersect_face(X, face, c, d, ep, t) && t < best_t) best_t = t, best = ep;
       }
-      CARDIO_CHECK(std::isfinite(best_t), "axis " << a << " of a hexahedron does not meet its boundary "
-                                                  "(degenerate or inverted element)");
+      CARDIO_CHECK(std::isfinite(best_t), "axis " << a
+                                                  << " of a hexahedron does not meet its boundary "
+                                                     "(degenerate or inverted element)");
       g.ends[2 * a + side] = best;
       ends[side] = face_point(X, best.face, best.zeta, best.eta);
     }
@@ -217,8 +219,8 @@ BourguignonCaniForces::BourguignonCaniForces(const HexMesh& mesh, std::vector<BC
   for (const BCModuli& m : m_moduli) radial = radial || m.radial > 0;
   if (radial) m_rest = mesh.rest;  // only the radial springs read rest positions at run time
   for (std::size_t e = 0; e < m_hexes.size(); ++e)
-    CARDIO_CHECK(m_material[e] < m_moduli.size(), "element " << e << " has material " << m_material[e]
-                                                             << " but only " << m_moduli.size() << " are defined");
+    CARDIO_CHECK(m_material[e] < m_moduli.size(), "element " << e << " has material " << m_material[e] << " but only "
+                                                             << m_moduli.size() << " are defined");
   std::vector<std::string> errors(m_hexes.size());
   parallel_for(static_cast<std::int64_t>(m_hexes.size()), [&](std::int64_t e) {
     Eigen::Matrix3d frame;

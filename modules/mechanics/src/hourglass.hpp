@@ -49,8 +49,8 @@ inline double hourglass_forces(double k, const Mat38& x, Mat38& f) {
         c.col(b | bit) = hi - lo;
       }
   // Keep the hourglass coefficients xy (3), xz (5), yz (6), xyz (7); transform back.
-  const double energy = k / 16.0 * (c.col(3).squaredNorm() + c.col(5).squaredNorm() + c.col(6).squaredNorm() +
-                                    c.col(7).squaredNorm());
+  const double energy =
+      k / 16.0 * (c.col(3).squaredNorm() + c.col(5).squaredNorm() + c.col(6).squaredNorm() + c.col(7).squaredNorm());
   c.col(0).setZero(), c.col(1).setZero(), c.col(2).setZero(), c.col(4).setZero();
   for (int bit = 1; bit < 8; bit <<= 1)
     for (int b = 0; b < 8; ++b)

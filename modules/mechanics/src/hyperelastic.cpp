@@ -132,7 +132,7 @@ double element_impl(const BCElementData& d, const GuccioneLaw& law, double iso_k
 
   // Physical hourglass control (GuccioneHourglass, docs/calibration.md G.7). Small fixed arrays
   // and explicit loops: index a = xy, xz, yz, xyz (columns of q), i = lattice axis.
-  double q[4][3], gq[4][3] = {};  // hourglass vectors and dU/dq
+  double q[4][3], gq[4][3] = {};                   // hourglass vectors and dU/dq
   Eigen::Matrix3d dUdA = Eigen::Matrix3d::Zero();  // dU/dA of the hourglass terms (except via E)
   const bool physical = hg != nullptr && (hg->geometric != 0 || hg->k_xyz.any() || hg->K[0].any());
   if (physical) {
@@ -263,8 +263,8 @@ double element_impl(const BCElementData& d, const GuccioneLaw& law, double iso_k
 
 double guccione_element_forces(const BCElementData& d, const GuccioneLaw& law, double hourglass_modulus, double Ta,
                                double activation, const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f) {
-  return element_impl(d, law, hourglass_modulus > 0 ? hourglass_modulus * d.size / 6.0 : 0.0, nullptr, Ta,
-                      activation, x, v, f);
+  return element_impl(d, law, hourglass_modulus > 0 ? hourglass_modulus * d.size / 6.0 : 0.0, nullptr, Ta, activation,
+                      x, v, f);
 }
 
 double guccione_element_forces(const BCElementData& d, const GuccioneHourglass* hg, const GuccioneLaw& law, double Ta,

@@ -75,9 +75,8 @@ double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3X
     fm.setZero(3, n);
     sys.internal().add_forces(xp, none, in, fm);
     // y = M^-1 K u with K u = -(f(x + eps u) - f(x - eps u)) / (2 eps), restricted to free DOFs.
-    parallel_for(n, [&](std::int64_t i) {
-      y.col(i) = (-(fp.col(i) - fm.col(i)) / (2 * eps) / m[i]).cwiseProduct(free.col(i));
-    });
+    parallel_for(
+        n, [&](std::int64_t i) { y.col(i) = (-(fp.col(i) - fm.col(i)) / (2 * eps) / m[i]).cwiseProduct(free.col(i)); });
     // Rayleigh quotient in the mass inner product: u^T M y / u^T M u (u is M-normalised).
     lambda = deterministic_sum(n, [&](std::int64_t i) { return m[i] * u.col(i).dot(y.col(i)); });
     u = y;
@@ -104,12 +103,13 @@ void check_state(const MassSpringSystem& sys, const HexMesh& mesh, const NodeSta
     for (std::int32_t nd : mesh.hexes[e])
       if (nd == bad) element = static_cast<std::int64_t>(e);
   const bool finite = s.x.col(bad).allFinite() && s.v.col(bad).allFinite();
-  CARDIO_FAIL("simulation became unstable at step " << step_index << " (t = " << t << " ms): node " << bad
-              << " (in element " << element << ") "
+  CARDIO_FAIL("simulation became unstable at step "
+              << step_index << " (t = " << t << " ms): node " << bad << " (in element " << element << ") "
               << (finite ? "moved farther than half an element in one step (|v| dt = " +
                                std::to_string(s.v.col(bad).norm() * dt) + " mm)"
                          : std::string("has a non-finite position or velocity (NaN/inf)"))
-              << "; the time step " << dt << " ms is too large for the stiffness: leave the time step to the "
+              << "; the time step " << dt
+              << " ms is too large for the stiffness: leave the time step to the "
                  "stability estimate (dt unset) or lower dt_safety");
 }
 
@@ -129,7 +129,7 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
   Eigen::Matrix3Xd mode;        // power-iteration vector, carried over (warm start)
   Eigen::Matrix3Xd x_estimate;  // positions at the last estimate
   Eigen::Matrix3Xd x_restart;   // checkpoint: positions at the last restart from rest
-  ForceInputs in;  // the inputs of the current load step
+  ForceInputs in;               // the inputs of the current load step
   auto estimate = [&](const Eigen::Matrix3Xd& x, int iterations) {
     ++res.estimates;
     x_estimate = x;
@@ -139,9 +139,8 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
   auto measure_residual = [&](double lf) {
     fext.setZero(3, n);
     sys.add_loads(s.x, lf, fext);
-    const double r_free = parallel_max(n, [&](std::int64_t i) {
-      return s.f.col(i).cwiseProduct(free.col(i)).cwiseAbs().maxCoeff();
-    });
+    const double r_free =
+        parallel_max(n, [&](std::int64_t i) { return s.f.col(i).cwiseProduct(free.col(i)).cwiseAbs().maxCoeff(); });
     const double r_fixed = parallel_max(n, [&](std::int64_t i) {
       return s.f.col(i).cwiseProduct(Eigen::Vector3d::Ones() - free.col(i)).cwiseAbs().maxCoeff();
     });
@@ -180,7 +179,8 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
         if (rollbacks == o.max_rollbacks) {
           check_state(sys, mesh, s, dt, res.iterations, 0.0);
           CARDIO_FAIL("quasi-static solver: unstable at step " << res.iterations << " after " << rollbacks
-                      << " restarts with a halved time step (dt = " << dt << " ms)");
+                                                               << " restarts with a halved time step (dt = " << dt
+                                                               << " ms)");
         }
         ++rollbacks;
         ++res.rollbacks;

@@ -15,8 +15,8 @@ Eigen::VectorXd element_frequency_bounds(const HexMesh& mesh, const InternalForc
                                          const Eigen::VectorXd& element_mass, const Eigen::Matrix3Xd& x) {
   CARDIO_CHECK(forces.has_stiffness(), "selective mass scaling needs the element tangent, which the "
                                            << forces.name() << " element does not have (use the sampled-axes element)");
-  CARDIO_CHECK(element_mass.size() == mesh.n_elements(), "element masses: " << element_mass.size() << " values for "
-                                                                            << mesh.n_elements() << " elements");
+  CARDIO_CHECK(element_mass.size() == mesh.n_elements(),
+               "element masses: " << element_mass.size() << " values for " << mesh.n_elements() << " elements");
   Eigen::VectorXd omega(mesh.n_elements());
   parallel_for(mesh.n_elements(), [&](std::int64_t e) {
     ElementStiffness K;

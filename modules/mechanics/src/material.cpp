@@ -22,12 +22,13 @@ NormalBlock normal_block(const ElasticConstants& c) {
   const double disc = c.E_fibre * c.E_fibre - 4 * c.E_fibre * q;
   if (disc < 0)
     CARDIO_FAIL("material: E_fibre = " << c.E_fibre << " kPa is too small for E_cross = " << c.E_cross
-                << " kPa and nu = " << nu << " (the element needs E_fibre >= 4 nu E_cross / (1 + nu)^2)");
+                                       << " kPa and nu = " << nu
+                                       << " (the element needs E_fibre >= 4 nu E_cross / (1 + nu)^2)");
   const double d_f = 0.5 * (c.E_fibre + std::sqrt(disc));
   const double s = 1 / d_f + 2 / d_c;
   if (q * s >= 1)
-    CARDIO_FAIL("material: the constants are not positive definite for the element (nu = " << nu
-                << " too close to the incompressible limit for this anisotropy)");
+    CARDIO_FAIL("material: the constants are not positive definite for the element (nu = "
+                << nu << " too close to the incompressible limit for this anisotropy)");
   return {d_f, d_c, q / (1 - q * s)};
 }
 
@@ -68,8 +69,9 @@ ElasticConstants ElasticConstants::transversely_isotropic_bulk(double E_f, doubl
   double lo = -0.999, hi = 0.9999999;
   while (hi > lo && !std::isfinite(bulk(hi))) hi -= 1e-3;
   if (!(bulk(lo) <= K && K <= bulk(hi)))
-    CARDIO_FAIL("material: bulk modulus " << K << " kPa is outside the range " << bulk(lo) << " .. "
-                << bulk(hi) << " kPa reachable with E_fibre = " << E_f << ", E_cross = " << E_c << " kPa");
+    CARDIO_FAIL("material: bulk modulus " << K << " kPa is outside the range " << bulk(lo) << " .. " << bulk(hi)
+                                          << " kPa reachable with E_fibre = " << E_f << ", E_cross = " << E_c
+                                          << " kPa");
   for (int it = 0; it < 200; ++it) {
     const double mid = 0.5 * (lo + hi);
     (bulk(mid) < K ? lo : hi) = mid;
@@ -86,11 +88,13 @@ BCModuli calibrate_bourguignon_cani(const ElasticConstants& c, const BCCalibrati
     m.axial[a].kind = o.law;
     m.axial[a].modulus = d[a];
     if (o.law == AxisLaw::Kind::exponential) {
-      if (!(o.exponent[a] > 0)) CARDIO_FAIL("material: exponential law needs b > 0 on every axis, got b[" << a << "] = " << o.exponent[a]);
+      if (!(o.exponent[a] > 0))
+        CARDIO_FAIL("material: exponential law needs b > 0 on every axis, got b[" << a << "] = " << o.exponent[a]);
       m.axial[a].b = o.exponent[a];
     }
   }
-  if (!(o.radial_share >= 0 && o.radial_share <= 1)) CARDIO_FAIL("element: radial_share must be in [0, 1], got " << o.radial_share);
+  if (!(o.radial_share >= 0 && o.radial_share <= 1))
+    CARDIO_FAIL("element: radial_share must be in [0, 1], got " << o.radial_share);
   double r = 0, kappa = 0;
   if (o.volume_terms) {
     r = o.radial_share * std::max(0.0, std::min({nb.lambda, c.G_fibre, G_sn}));
@@ -107,7 +111,8 @@ BCModuli calibrate_bourguignon_cani(const ElasticConstants& c, const BCCalibrati
 BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_time, double hourglass_factor) {
   check_positive(E, "Young's modulus");
   // k_edge > 0 needs nu > -1/4; the corrective coefficient is singular at nu = 1/2.
-  if (!(nu > -0.25 && nu < 0.5)) CARDIO_FAIL("material: Baudet's cube needs a Poisson ratio in (-0.25, 0.5), got " << nu);
+  if (!(nu > -0.25 && nu < 0.5))
+    CARDIO_FAIL("material: Baudet's cube needs a Poisson ratio in (-0.25, 0.5), got " << nu);
   BaudetConstants c;
   c.k_edge = E * h * (4 * nu + 1) / (8 * (1 + nu));  // Baudet et al. 2007, eq. 8
   c.k_diag = 3 * E * h / (8 * (1 + nu));             // eq. 7

@@ -102,7 +102,8 @@ double hex_volume(const NodeMatrix& x) {
 
 Eigen::VectorXd element_volumes(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
   Eigen::VectorXd vol(mesh.n_elements());
-  parallel_for(mesh.n_elements(), [&](std::int64_t e) { vol[e] = hex_volume(gather(x, mesh.hexes[static_cast<std::size_t>(e)])); });
+  parallel_for(mesh.n_elements(),
+               [&](std::int64_t e) { vol[e] = hex_volume(gather(x, mesh.hexes[static_cast<std::size_t>(e)])); });
   return vol;
 }
 

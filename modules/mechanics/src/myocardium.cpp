@@ -27,7 +27,9 @@ struct SampledElements {
       material_constants.insert(material_constants.end(),
                                 {m.C, m.b_f, m.b_t, m.b_fs, m.bulk, m.damping_time, m.active.beta, m.active.gamma});
   }
-  double& value(std::size_t e, int k) { return blocks[((e / kBlockLanes) * kBlockValues + k) * kBlockLanes + e % kBlockLanes]; }
+  double& value(std::size_t e, int k) {
+    return blocks[((e / kBlockLanes) * kBlockValues + k) * kBlockLanes + e % kBlockLanes];
+  }
   double value(std::size_t e, int k) const {
     return blocks[((e / kBlockLanes) * kBlockValues + k) * kBlockLanes + e % kBlockLanes];
   }
@@ -89,7 +91,8 @@ GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> law
         Eigen::Matrix3d frame;
         frame << mesh.fibre.col(e), mesh.sheet.col(e), mesh.normal(e);
         m_data[std::size_t(e)] = bc_element_data(X, frame);
-        m_hg[std::size_t(e)] = guccione_hourglass_data(X, frame, m_data[std::size_t(e)], m_laws[m_material[std::size_t(e)]]);
+        m_hg[std::size_t(e)] =
+            guccione_hourglass_data(X, frame, m_data[std::size_t(e)], m_laws[m_material[std::size_t(e)]]);
       }
     } catch (const std::exception& ex) {
       errors[std::size_t(e)] = ex.what();

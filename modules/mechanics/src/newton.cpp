@@ -118,7 +118,6 @@ void NewtonSolver::Impl::add_element(std::size_t e, const ElementStiffness& Ke) 
       }
 }
 
-
 // Most elements are already semidefinite: a pivoted LDL^T (a few microseconds) with no negative
 // pivot that reproduces K finds them (Sylvester's law of inertia), and only the others pay for the
 // eigendecomposition (about 20 us at 24 x 24). The reconstruction check catches the indefinite
@@ -207,8 +206,8 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     st.residual = r;
     if (log) {
       std::ostringstream line;
-      line << "  newton iteration " << it << ": residual " << std::scientific << std::setprecision(2) << r << ", update "
-           << update << " mm, step " << std::defaultfloat << alpha;
+      line << "  newton iteration " << it << ": residual " << std::scientific << std::setprecision(2) << r
+           << ", update " << update << " mm, step " << std::defaultfloat << alpha;
       *log << line.str() << std::endl;
     }
     if (r <= o.residual_tol && update <= o.update_tol * h) return true;
@@ -216,8 +215,8 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
   return false;
 }
 
-NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_from, double s_to,
-                                const NewtonOptions& o, std::ostream* log) {
+NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_from, double s_to, const NewtonOptions& o,
+                                std::ostream* log) {
   CARDIO_CHECK(path, "Newton: no load path");
   NewtonStats st;
   const Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, s.x.cols());

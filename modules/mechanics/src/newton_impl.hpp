@@ -29,7 +29,7 @@ struct NewtonSolver::Impl {
   std::vector<int> block_start;
   Eigen::CholmodSupernodalLLT<Sparse, Eigen::Lower> cholmod;
   bool analysed = false;
-  double next_mu = 0;  // the diagonal shift to try first (0: none)
+  double next_mu = 0;            // the diagonal shift to try first (0: none)
   bool factor_is_exact = false;  // the held factor is of an unshifted tangent
   bool reuse_pays = false;       // the tangent is likely close to the factorised one (see iterate())
   ForceInputs in;                // the inputs of the current load increment (solve())

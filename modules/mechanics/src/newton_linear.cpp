@@ -130,8 +130,9 @@ double NewtonSolver::Impl::line_search(const Eigen::Matrix3Xd& x, const Eigen::V
       if (last_moved == 1) g_lo *= 0.5;
       hi = alpha, g_hi = g, last_moved = 1;
     }
-    alpha = std::isfinite(g_hi) ? std::clamp(lo + (hi - lo) * g_lo / (g_lo - g_hi), lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo))
-                                : 0.5 * (lo + hi);
+    alpha = std::isfinite(g_hi)
+                ? std::clamp(lo + (hi - lo) * g_lo / (g_lo - g_hi), lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo))
+                : 0.5 * (lo + hi);
   }
 }
 

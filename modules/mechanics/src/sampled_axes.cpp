@@ -1,10 +1,10 @@
 #include "cardio/mechanics/sampled_axes.hpp"
 
 #include <Eigen/Dense>
-#include <unsupported/Eigen/AutoDiff>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unsupported/Eigen/AutoDiff>
 
 #include "cardio/core/error.hpp"
 #include "sampled_axes_constants.hpp"
@@ -91,7 +91,8 @@ ElementDilatation sampled_element_dilatation(const SampledElementData& e, const 
   double v = 0;
   out.min_sample_J = INFINITY;
   for (int g = 0; g < kSamples; ++g) {
-    const double J = detail::determinant(detail::times(detail::reference_gradient(edges, g), small(e.map[std::size_t(g)])));
+    const double J =
+        detail::determinant(detail::times(detail::reference_gradient(edges, g), small(e.map[std::size_t(g)])));
     out.min_sample_J = std::min(out.min_sample_J, J);
     v += e.weight[std::size_t(g)] * J;
   }
@@ -131,8 +132,8 @@ void sampled_element_stiffness(const SampledElementData& e, const GuccioneLaw& l
       fa.c[i][j] = AD(0.0, Eigen::Matrix<double, 24, 1>::Zero());
     }
   bool valid = true;
-  detail::sampled_kernel(detail::sampled_constants(e, law, Ta, activation), xa, static_cast<const detail::ElementNodes<AD>*>(nullptr),
-                         fa, valid);
+  detail::sampled_kernel(detail::sampled_constants(e, law, Ta, activation), xa,
+                         static_cast<const detail::ElementNodes<AD>*>(nullptr), fa, valid);
   if (!valid) {
     K.setConstant(std::numeric_limits<double>::quiet_NaN());
     return;

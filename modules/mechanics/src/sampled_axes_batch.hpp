@@ -26,15 +26,15 @@ enum MaterialConstant { kC, kBf, kBt, kBfs, kBulk, kTau, kBeta, kGamma, kMateria
 /// forces are 3 x n_nodes column-major arrays (Eigen::Matrix3Xd storage).
 struct SampledBatchInput {
   const double* x = nullptr;
-  const double* v = nullptr;  ///< null: no damping
-  double* f = nullptr;        ///< the forces are added
+  const double* v = nullptr;            ///< null: no damping
+  double* f = nullptr;                  ///< the forces are added
   const std::int32_t* hexes = nullptr;  ///< 8 node indices per element
   std::int32_t n_elements = 0;
   const double* blocks = nullptr;  ///< ceil(n / kBlockLanes) blocks of kBlockValues x kBlockLanes
   const std::uint16_t* material = nullptr;
   const double* material_constants = nullptr;  ///< kMaterialValues per material
-  const double* Ta = nullptr;          ///< per element [kPa]; null: zero
-  const double* activation = nullptr;  ///< per element; null: zero
+  const double* Ta = nullptr;                  ///< per element [kPa]; null: zero
+  const double* activation = nullptr;          ///< per element; null: zero
 };
 
 /// Adds the forces of elements [begin, end) into in.f, in element order (begin must be a multiple

@@ -46,9 +46,8 @@ struct ElementNodes {
 
 /// The hexahedron's 12 edges, 4 along each reference direction a: edge k of direction a runs from
 /// node kEdge[a][k][0] to node kEdge[a][k][1] (VTK order; mesh.hpp), i.e. from corner sign -1 to +1.
-inline constexpr int kEdge[3][4][2] = {{{0, 1}, {3, 2}, {4, 5}, {7, 6}},
-                                       {{0, 3}, {1, 2}, {4, 7}, {5, 6}},
-                                       {{0, 4}, {1, 5}, {2, 6}, {3, 7}}};
+inline constexpr int kEdge[3][4][2] = {
+    {{0, 1}, {3, 2}, {4, 5}, {7, 6}}, {{0, 3}, {1, 2}, {4, 7}, {5, 6}}, {{0, 4}, {1, 5}, {2, 6}, {3, 7}}};
 
 /// dx/dxi_a at xi is a bilinear blend of the 4 edges along a: sum_k (1 + s xi_b)(1 + t xi_c) / 8
 /// times edge k, (s, t) the edge's corner signs across a. kEdgeWeight.w[g][a][k] is that weight at
@@ -125,9 +124,9 @@ void subtract_edge_forces(const ElementEdges<T>& G, ElementNodes<T>& f) {
 /// cross-fibre ones 1 / sqrt(1 - beta a): E_e = (D M D - I) / 2 with D = diag(ir).
 template <class P>
 struct SampleLaw {
-  P ir[3];      // inverse active rest lengths
-  P C;          // stiffness with the gamma option [kPa]
-  P Ta;         // active fibre tension [kPa]
+  P ir[3];  // inverse active rest lengths
+  P C;      // stiffness with the gamma option [kPa]
+  P Ta;     // active fibre tension [kPa]
   P b_f, b_t, b_fs;
   P bulk;       // kappa [kPa]
   P viscosity;  // tau C [kPa ms] of the viscous stress (0: none)
@@ -203,7 +202,7 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
   // beta_g (w_h cof A_h / v - delta_gh cof A_g / J_g) to dW/dA_h, beta_g = s_g/3 G_g : M_g.
   Mat3<T> P_[kSampleCount];  // dW/dA_g without the dln Jbar term
   ElementEdges<T> rate_edges;
-  T beta_sum = T(0.0);       // sum_g w_g beta_g
+  T beta_sum = T(0.0);  // sum_g w_g beta_g
   for (int g = 0; g < kSampleCount; ++g) {
     const T inv_J = 1.0 / J[g];  // one division per sample (a 512-bit division costs ~16 FMAs)
     const T s = ScalarMath<T>::two_thirds_power(Jbar * inv_J);

@@ -11,13 +11,14 @@ namespace cardio::mechanics {
 MassSpringSystem::MassSpringSystem(const HexMesh& mesh, std::unique_ptr<InternalForces> internal, Eigen::VectorXd mass,
                                    BoundaryConditions boundary)
     : m_internal(std::move(internal)), m_boundary(std::move(boundary)), m_rest(mesh.rest), m_mass(std::move(mass)) {
-  CARDIO_CHECK(m_mass.size() == m_rest.cols(), "mass vector has " << m_mass.size() << " entries for "
-                                                                   << m_rest.cols() << " nodes");
+  CARDIO_CHECK(m_mass.size() == m_rest.cols(),
+               "mass vector has " << m_mass.size() << " entries for " << m_rest.cols() << " nodes");
   for (Eigen::Index i = 0; i < m_mass.size(); ++i)
-    CARDIO_CHECK(m_mass[i] > 0 && std::isfinite(m_mass[i]), "node " << i << " has mass " << m_mass[i]
-                                                                     << " mg (every node needs a positive mass)");
+    CARDIO_CHECK(m_mass[i] > 0 && std::isfinite(m_mass[i]),
+                 "node " << i << " has mass " << m_mass[i] << " mg (every node needs a positive mass)");
   m_min_edge = std::numeric_limits<double>::infinity();
-  constexpr int edges[12][2] = {{0, 1}, {3, 2}, {4, 5}, {7, 6}, {0, 3}, {1, 2}, {4, 7}, {5, 6}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  constexpr int edges[12][2] = {{0, 1}, {3, 2}, {4, 5}, {7, 6}, {0, 3}, {1, 2},
+                                {4, 7}, {5, 6}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
   for (const Hex& h : mesh.hexes)
     for (const auto& e : edges) m_min_edge = std::min(m_min_edge, (m_rest.col(h[e[0]]) - m_rest.col(h[e[1]])).norm());
   check_nodes();
@@ -63,7 +64,8 @@ void MassSpringSystem::forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd&
   add_loads(x, in.load_factor, f);
 }
 
-std::pair<Eigen::Vector3d, double> MassSpringSystem::foundation_share(const ElasticFoundation& fd, const Quad& q) const {
+std::pair<Eigen::Vector3d, double> MassSpringSystem::foundation_share(const ElasticFoundation& fd,
+                                                                      const Quad& q) const {
   // Rest area vector of the bilinear quad: half the cross product of its diagonals.
   const Eigen::Vector3d a = 0.5 * (m_rest.col(q[2]) - m_rest.col(q[0])).cross(m_rest.col(q[3]) - m_rest.col(q[1]));
   const double area = a.norm();
@@ -102,7 +104,8 @@ void MassSpringSystem::add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Mat
     if (p == 0) continue;
     for (const Quad& q : pl.faces) {
       const Eigen::Vector3d x0 = x.col(q[0]), x1 = x.col(q[1]), x2 = x.col(q[2]), x3 = x.col(q[3]);
-      Eigen::Vector3d fq[4] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+      Eigen::Vector3d fq[4] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(),
+                               Eigen::Vector3d::Zero()};
       for (double xi : gp)
         for (double eta : gp) {
           const Eigen::Vector3d dxi = (1 - eta) * (x1 - x0) + eta * (x2 - x3);
@@ -131,7 +134,8 @@ void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double 
     for (const Quad& q : fd.faces) {
       const auto [N, kA] = foundation_share(fd, q);
       if (kA == 0) continue;
-      const Eigen::Matrix3d k = fd.normal_only ? Eigen::Matrix3d(kA * N * N.transpose()) : Eigen::Matrix3d(kA * Eigen::Matrix3d::Identity());
+      const Eigen::Matrix3d k =
+          fd.normal_only ? Eigen::Matrix3d(kA * N * N.transpose()) : Eigen::Matrix3d(kA * Eigen::Matrix3d::Identity());
       for (std::int32_t n : q) add(n, n, k);
     }
   }

@@ -35,8 +35,8 @@ TEST(CalibrationTest, TransverselyIsotropicConstantsAreRecovered) {
   EXPECT_NEAR(1 / S(1, 1), 5.0, 1e-9);
   EXPECT_NEAR(1 / S(2, 2), 5.0, 1e-9);
   EXPECT_NEAR(-S(2, 1) / S(1, 1), 0.4, 1e-9);
-  EXPECT_NEAR(1 / S(5, 5), 3.0, 1e-9);  // f-s shear
-  EXPECT_NEAR(1 / S(4, 4), 3.0, 1e-9);  // f-n shear
+  EXPECT_NEAR(1 / S(5, 5), 3.0, 1e-9);        // f-s shear
+  EXPECT_NEAR(1 / S(4, 4), 3.0, 1e-9);        // f-n shear
   EXPECT_NEAR(1 / S(3, 3), 5.0 / 2.8, 1e-9);  // isotropic s-n plane: E_c / (2 (1 + nu))
 
   const ElasticConstants k = ElasticConstants::transversely_isotropic_bulk(50.0, 5.0, 3.0, 20.0);
@@ -74,8 +74,8 @@ TEST_P(SingleElementEnergy, MatchesContinuum) {
   const HexMesh mesh = make_block({1, 1, 1, 2.0, Eigen::Vector3d(1, 2, 3)}, ff);
   Eigen::Matrix3d R;
   R << mesh.fibre.col(0), mesh.sheet.col(0), mesh.normal(0);
-  const ElasticConstants c = which == 2 ? ElasticConstants::transversely_isotropic(40, 4, 2, 0.35)
-                                        : ElasticConstants::isotropic(10, 0.4);
+  const ElasticConstants c =
+      which == 2 ? ElasticConstants::transversely_isotropic(40, 4, 2, 0.35) : ElasticConstants::isotropic(10, 0.4);
   const BCModuli m = calibrate_bourguignon_cani(c, {});
   const Voigt C = rotate_voigt(stiffness_voigt(m), R);
   const NodeMatrix X = gather(mesh.rest, mesh.hexes[0]);
@@ -97,7 +97,9 @@ TEST_P(SingleElementEnergy, MatchesContinuum) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Frames, SingleElementEnergy, ::testing::Values(0, 1, 2), [](const auto& info) {
-  return info.param == 0 ? "aligned_isotropic" : info.param == 1 ? "oblique_isotropic" : "oblique_transversely_isotropic";
+  return info.param == 0   ? "aligned_isotropic"
+         : info.param == 1 ? "oblique_isotropic"
+                           : "oblique_transversely_isotropic";
 });
 
 TEST(CalibrationTest, DeformationGradientFromAxesIsExactForAffineMaps) {

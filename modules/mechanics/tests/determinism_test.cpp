@@ -55,8 +55,7 @@ Eigen::Matrix3Xd run_block(int threads, Element kind) {
   }
   const ForceInputs in{1.0, Ta, activation};
   NodeState s = sys.rest_state(in);
-  const double dt =
-      0.5 * stable_time_step(estimate_max_frequency(sys, s.x, 60, in), sys.internal().max_damping_time());
+  const double dt = 0.5 * stable_time_step(estimate_max_frequency(sys, s.x, 60, in), sys.internal().max_damping_time());
   const ForceFn f = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& out) {
     sys.forces(x, v, in, out);
   };

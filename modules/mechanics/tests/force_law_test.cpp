@@ -31,7 +31,8 @@ std::vector<std::pair<std::string, BCModuli>> variants() {
   lin.radial_share = 0.5;
   const BCModuli all = bc_iso(10, 0.3, lin);
   BCModuli none = all;
-  none.axial = {AxisLaw{AxisLaw::Kind::linear, 0, 0}, AxisLaw{AxisLaw::Kind::linear, 0, 0}, AxisLaw{AxisLaw::Kind::linear, 0, 0}};
+  none.axial = {AxisLaw{AxisLaw::Kind::linear, 0, 0}, AxisLaw{AxisLaw::Kind::linear, 0, 0},
+                AxisLaw{AxisLaw::Kind::linear, 0, 0}};
   none.shear = {0, 0, 0};
   none.bulk_jacobian = none.radial = none.hourglass = 0;
   std::vector<std::pair<std::string, BCModuli>> v;
@@ -118,7 +119,8 @@ TEST_P(BourguignonCaniLaws, ObjectiveUnderRigidMotion) {
     const Eigen::Vector3d b(0.3, -2.0, 5.0);
     const NodeMatrix y = (Q * x).colwise() + b;
     // Rotated forces, same energy, same axis lengths and angles.
-    EXPECT_LT((bc_force(d, m, y, X) - Q * bc_force(d, m, x, X)).norm(), 1e-10 * (1 + bc_force(d, m, x, X).norm())) << name;
+    EXPECT_LT((bc_force(d, m, y, X) - Q * bc_force(d, m, x, X)).norm(), 1e-10 * (1 + bc_force(d, m, x, X).norm()))
+        << name;
     EXPECT_NEAR(bc_energy(d, m, y, X), bc_energy(d, m, x, X), 1e-12 * (1 + bc_energy(d, m, x, X))) << name;
   }
   const NodeMatrix x = perturbed(X, 0.1, rng);
@@ -181,7 +183,7 @@ TEST(AxisLawTest, ExponentialLawIsGradientOfGuccioneEnergy) {
     const NodeMatrix f = bc_force(d, m, x, X);
     const double E = 0.5 * (lambda * lambda - 1), C = 16.0 / 8.0, b = 8.0;
     const double P = lambda * C * b * E * std::exp(b * E * E);
-    const double face = f(0, 1) + f(0, 2) + f(0, 5) + f(0, 6);  // the +x face nodes
+    const double face = f(0, 1) + f(0, 2) + f(0, 5) + f(0, 6);                // the +x face nodes
     EXPECT_NEAR(-face, P, 1e-12 * (1 + std::abs(P))) << "lambda " << lambda;  // V0 = r = 1
   }
 }

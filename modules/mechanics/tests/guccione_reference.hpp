@@ -41,7 +41,8 @@ inline double ref_W(const Reference& r, const M3& Fm) {
   const M3 Ee = 0.5 * (Fe.transpose() * Fe - M3::Identity());
   const M3 E = 0.5 * (Fm.transpose() * Fm - M3::Identity());
   const double J = Fm.determinant();
-  return (1 + r.gamma * r.a) * r.C / 2 * (std::exp(ref_Q(r, Ee)) - 1) + r.kappa / 2 * (J - 1) * (J - 1) + r.Ta * E(0, 0);
+  return (1 + r.gamma * r.a) * r.C / 2 * (std::exp(ref_Q(r, Ee)) - 1) + r.kappa / 2 * (J - 1) * (J - 1) +
+         r.Ta * E(0, 0);
 }
 
 // Second Piola-Kirchhoff stress [kPa] (no activation option: beta = gamma = 0), componentwise.

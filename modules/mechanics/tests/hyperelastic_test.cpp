@@ -11,8 +11,8 @@
 #include <iostream>
 
 #include "cardio/core/parallel.hpp"
-#include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/integrators.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 #include "guccione_reference.hpp"
 #include "test_support.hpp"
 
@@ -21,11 +21,11 @@ namespace {
 
 using M3 = Eigen::Matrix3d;
 using V3 = Eigen::Vector3d;
-using testing::Reference;
-using testing::reference_of;
 using testing::ref_Q;
 using testing::ref_S;
 using testing::ref_W;
+using testing::Reference;
+using testing::reference_of;
 
 // Newton on g(u) = 0 in n unknowns with a finite-difference Jacobian (the reference solves).
 Eigen::VectorXd newton(const std::function<Eigen::VectorXd(const Eigen::VectorXd&)>& g, Eigen::VectorXd u) {
@@ -143,8 +143,8 @@ TEST_P(GuccioneHomogeneous, EnergyEqualsContinuumAndInteriorIsInEquilibrium) {
             << worst << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Frames, GuccioneHomogeneous,
-                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 3)), [](const auto& info) {
+INSTANTIATE_TEST_SUITE_P(Frames, GuccioneHomogeneous, ::testing::Combine(::testing::Bool(), ::testing::Values(1, 3)),
+                         [](const auto& info) {
                            return std::string(std::get<0>(info.param) ? "oblique" : "aligned") + "_" +
                                   std::to_string(std::get<1>(info.param));
                          });
@@ -464,9 +464,8 @@ TEST(GuccioneStress, SimpleShearInAllPlanes) {
         const auto face = nodes_where(mesh, [&](const V3& X) { return X[j] == L; });
         const V3 T = face_traction(s, face, L * L);
         const double err = (T - P_ref.col(j)).norm() / std::abs(P_ref(i, j));
-        std::cout << (oblique ? "oblique" : "aligned") << " simple shear " << names[p] << " gamma " << gamma
-                  << ": P_" << i << j << " = " << T[i] << " kPa (continuum " << P_ref(i, j) << "), rel. error " << err
-                  << "\n";
+        std::cout << (oblique ? "oblique" : "aligned") << " simple shear " << names[p] << " gamma " << gamma << ": P_"
+                  << i << j << " = " << T[i] << " kPa (continuum " << P_ref(i, j) << "), rel. error " << err << "\n";
         EXPECT_LT(err, 1e-6);
       }
   }
@@ -623,8 +622,8 @@ TEST(GuccioneHourglassCalibration, PureBendingEnergyOfOneElement) {
     Eigen::Matrix3Xd x = mesh.rest;
     for (std::int64_t i = 0; i < mesh.n_nodes(); ++i) {
       const V3 X = mesh.rest.col(i);
-      x.col(i) += kappa * V3(X[0] * X[2], -nu_y * X[1] * X[2],
-                             -0.5 * (X[0] * X[0] + nu_z * X[2] * X[2] - nu_y * X[1] * X[1]));
+      x.col(i) +=
+          kappa * V3(X[0] * X[2], -nu_y * X[1] * X[2], -0.5 * (X[0] * X[0] + nu_z * X[2] * X[2] - nu_y * X[1] * X[1]));
     }
     const double V = size.prod(), az = 0.5 * size[2];
     const double W_ref = Ex * kappa * kappa * V * az * az / 6;

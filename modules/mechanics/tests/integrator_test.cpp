@@ -10,8 +10,8 @@
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
-#include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/integrators.hpp"
+#include "cardio/mechanics/myocardium.hpp"
 #include "test_support.hpp"
 
 namespace cardio::mechanics {

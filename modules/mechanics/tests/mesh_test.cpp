@@ -36,7 +36,8 @@ TEST(MeshTest, ScheduleCoversEveryElementOnceWithoutSharedNodesInAColour) {
         ++seen[e];
         chunk_nodes.insert(m.hexes[e].begin(), m.hexes[e].end());
       }
-      for (std::int32_t n : chunk_nodes) EXPECT_TRUE(nodes.insert(n).second) << "node " << n << " in two chunks of a colour";
+      for (std::int32_t n : chunk_nodes)
+        EXPECT_TRUE(nodes.insert(n).second) << "node " << n << " in two chunks of a colour";
     }
   }
   for (int k : seen) EXPECT_EQ(k, 1);
@@ -59,7 +60,8 @@ TEST(MeshTest, FibreFields) {
   }
   FibreField rnd;
   rnd.kind = FibreField::Kind::random;
-  const HexMesh a = make_block({3, 3, 3, 1.0, Eigen::Vector3d::Zero()}, rnd), b = make_block({3, 3, 3, 1.0, Eigen::Vector3d::Zero()}, rnd);
+  const HexMesh a = make_block({3, 3, 3, 1.0, Eigen::Vector3d::Zero()}, rnd),
+                b = make_block({3, 3, 3, 1.0, Eigen::Vector3d::Zero()}, rnd);
   EXPECT_EQ((a.fibre - b.fibre).norm(), 0.0);  // seeded
   EXPECT_GT((a.fibre.col(0) - a.fibre.col(1)).norm(), 1e-3);
 }

@@ -82,7 +82,8 @@ TEST(Newton, AssembledTangentIsTheDerivativeOfTheSystemForces) {
       b.sys->forces(xm, v, in, fm);
       for (std::int64_t na = 0; na < b.mesh.n_nodes(); ++na)
         for (int i = 0; i < 3; ++i)
-          if (const std::int64_t row = newton.free_index(na, i); row >= 0) fd(row, col) = -(fp(i, na) - fm(i, na)) / (2 * h);
+          if (const std::int64_t row = newton.free_index(na, i); row >= 0)
+            fd(row, col) = -(fp(i, na) - fm(i, na)) / (2 * h);
     }
   EXPECT_LT((K - fd).cwiseAbs().maxCoeff(), 1e-6 * K.cwiseAbs().maxCoeff());
 }
@@ -96,7 +97,8 @@ TEST(Newton, ConvergesQuadraticallyToTheDynamicRelaxationEquilibrium) {
   o.residual_tol = 1e-10;
   o.linear_solver = LinearSolver::lu;  // the full tangent: the open face's follower load is not symmetric
   std::ostringstream log;
-  const NewtonStats st = newton.solve(sa, [&](double s) { return inputs(a, s); }, 0.0, 1.0, o, &log);
+  const NewtonStats st = newton.solve(
+      sa, [&](double s) { return inputs(a, s); }, 0.0, 1.0, o, &log);
   ASSERT_TRUE(st.converged) << log.str();
   std::cout << log.str();
   // The exact tangent: a handful of iterations per increment (quadratic convergence).
@@ -122,7 +124,8 @@ TEST(Newton, CholeskyVariantsReachTheSameEquilibriumAsLu) {
     NodeState s = b.sys->rest_state();
     NewtonSolver newton(*b.sys, b.mesh);
     o.residual_tol = 1e-10;
-    const NewtonStats st = newton.solve(s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, o);
+    const NewtonStats st = newton.solve(
+        s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, o);
     EXPECT_TRUE(st.converged);
     return std::make_pair(Eigen::Matrix3Xd(s.x - b.mesh.rest), st);
   };
@@ -150,7 +153,10 @@ TEST(Newton, SameBitsAtAnyThreadCount) {
     LoadedBlock b = loaded_block();
     NodeState s = b.sys->rest_state();
     NewtonSolver newton(*b.sys, b.mesh);
-    ASSERT_TRUE(newton.solve(s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, NewtonOptions{}).converged);
+    ASSERT_TRUE(newton
+                    .solve(
+                        s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, NewtonOptions{})
+                    .converged);
     x.push_back(s.x);
   }
   EXPECT_EQ((x[0] - x[1]).cwiseAbs().maxCoeff(), 0.0);
@@ -160,7 +166,8 @@ TEST(NewtonProjection, KeepsASemidefiniteTangentAndClipsAnIndefiniteOne) {
   // Independent reference: the eigendecomposition, clipped.
   auto clipped = [](const ElementStiffness& K) {
     const Eigen::SelfAdjointEigenSolver<ElementStiffness> e(0.5 * (K + K.transpose()));
-    return ElementStiffness(e.eigenvectors() * e.eigenvalues().cwiseMax(0.0).asDiagonal() * e.eigenvectors().transpose());
+    return ElementStiffness(e.eigenvectors() * e.eigenvalues().cwiseMax(0.0).asDiagonal() *
+                            e.eigenvectors().transpose());
   };
   const Eigen::Matrix<double, 24, 18> B = Eigen::Matrix<double, 24, 18>::Random();
   const ElementStiffness psd = B * B.transpose();  // rank 18: six zero modes, as an element has
@@ -168,7 +175,8 @@ TEST(NewtonProjection, KeepsASemidefiniteTangentAndClipsAnIndefiniteOne) {
   project_to_positive_part(K);
   EXPECT_LT((K - psd).cwiseAbs().maxCoeff(), 1e-12 * psd.cwiseAbs().maxCoeff());
   ElementStiffness indefinite = psd;
-  indefinite -= 3.0 * Eigen::Matrix<double, 24, 1>::Unit(5) * Eigen::Matrix<double, 24, 1>::Unit(5).transpose() * psd(5, 5);
+  indefinite -=
+      3.0 * Eigen::Matrix<double, 24, 1>::Unit(5) * Eigen::Matrix<double, 24, 1>::Unit(5).transpose() * psd(5, 5);
   K = indefinite;
   project_to_positive_part(K);
   EXPECT_LT((K - clipped(indefinite)).cwiseAbs().maxCoeff(), 1e-9 * psd.cwiseAbs().maxCoeff());

@@ -47,7 +47,8 @@ GuccioneLaw active_law() {
 Eigen::Matrix<double, 8, 3> reference_gradient(const NodeMatrix& X, const V3& xi) {
   auto N = [](const V3& p) {
     Eigen::Matrix<double, 8, 1> n;
-    const int s[8][3] = {{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1}, {-1, -1, 1}, {1, -1, 1}, {1, 1, 1}, {-1, 1, 1}};
+    const int s[8][3] = {{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1},
+                         {-1, -1, 1},  {1, -1, 1},  {1, 1, 1},  {-1, 1, 1}};
     for (int i = 0; i < 8; ++i) n[i] = (1 + s[i][0] * p[0]) * (1 + s[i][1] * p[1]) * (1 + s[i][2] * p[2]) / 8;
     return n;
   };
@@ -140,7 +141,8 @@ TEST(SampledAxes, ForcesAreTheEnergyGradient) {
       xp(c, j) += h;
       xm(c, j) -= h;
       const double dW = (sampled_element_forces(d, law, 25.0, 0.6, xp, nullptr, scratch) -
-                         sampled_element_forces(d, law, 25.0, 0.6, xm, nullptr, scratch)) / (2 * h);
+                         sampled_element_forces(d, law, 25.0, 0.6, xm, nullptr, scratch)) /
+                        (2 * h);
       worst = std::max(worst, std::abs(f(c, j) + dW));
     }
   EXPECT_LT(worst, 1e-6 * f.norm());
@@ -259,7 +261,8 @@ TEST(SampledAxes, FBarEnergyGrowsWithoutBoundAsOneSampleCollapses) {
     return x;
   };
   double lo = 0, hi = 1.2;  // bisection for the collapse of the first sample
-  for (int k = 0; k < 60; ++k) (sampled_element_dilatation(d, state(0.5 * (lo + hi))).min_sample_J > 0 ? lo : hi) = 0.5 * (lo + hi);
+  for (int k = 0; k < 60; ++k)
+    (sampled_element_dilatation(d, state(0.5 * (lo + hi))).min_sample_J > 0 ? lo : hi) = 0.5 * (lo + hi);
   ASSERT_GT(lo, 0.1);
   double previous = 0, first = 0;
   for (int k = 1; k <= 6; ++k) {

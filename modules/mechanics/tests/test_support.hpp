@@ -16,8 +16,7 @@
 namespace cardio::mechanics::testing {
 
 /// Internal forces of a model (at inputs `in`) as a flat vector at flat positions.
-inline Eigen::VectorXd flat_forces(const InternalForces& model, const Eigen::Matrix3Xd& x,
-                                   const ForceInputs& in = {}) {
+inline Eigen::VectorXd flat_forces(const InternalForces& model, const Eigen::Matrix3Xd& x, const ForceInputs& in = {}) {
   Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
   model.add_forces(x, Eigen::Matrix3Xd(), in, f);
   return Eigen::Map<const Eigen::VectorXd>(f.data(), f.size());

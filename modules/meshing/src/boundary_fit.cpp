@@ -31,9 +31,9 @@ std::vector<std::vector<std::int32_t>> edge_neighbours(const mechanics::HexMesh&
 }
 
 // kEdgeAdjacent[a][b]: local nodes a and b of a VTK hexahedron share an edge.
-constexpr bool kEdgeAdjacent[8][8] = {
-    {0, 1, 0, 1, 1, 0, 0, 0}, {1, 0, 1, 0, 0, 1, 0, 0}, {0, 1, 0, 1, 0, 0, 1, 0}, {1, 0, 1, 0, 0, 0, 0, 1},
-    {1, 0, 0, 0, 0, 1, 0, 1}, {0, 1, 0, 0, 1, 0, 1, 0}, {0, 0, 1, 0, 0, 1, 0, 1}, {0, 0, 0, 1, 1, 0, 1, 0}};
+constexpr bool kEdgeAdjacent[8][8] = {{0, 1, 0, 1, 1, 0, 0, 0}, {1, 0, 1, 0, 0, 1, 0, 0}, {0, 1, 0, 1, 0, 0, 1, 0},
+                                      {1, 0, 1, 0, 0, 0, 0, 1}, {1, 0, 0, 0, 0, 1, 0, 1}, {0, 1, 0, 0, 1, 0, 1, 0},
+                                      {0, 0, 1, 0, 0, 1, 0, 1}, {0, 0, 0, 1, 1, 0, 1, 0}};
 
 // Bit t set: the node lies on a boundary quad with tag t.
 std::vector<std::uint32_t> node_tags(const VoxelMesh& m) {
@@ -95,7 +95,7 @@ Eigen::Matrix3Xd boundary_moves(const Eigen::Matrix3Xd& x, const std::vector<std
       continue;
     }
     const V3 p = x.col(i);
-    V3 d = (*f.projector_of[std::size_t(std::countr_zero(on))])(p) - p;
+    V3 d = (*f.projector_of[std::size_t(std::countr_zero(on))])(p)-p;
     if (tags[std::size_t(i)] & f.base_bit) d -= d.dot(f.n_base) * f.n_base;
     if (!d.allFinite() || d.norm() > max_move) {
       ++r.skipped_nodes;
@@ -151,12 +151,14 @@ BoundaryFitReport fit_boundary(VoxelMesh& m, const std::map<std::string, Surface
   const Eigen::Matrix3Xd original = mesh.rest;
   std::vector<double> rest_jacobian(mesh.hexes.size()), ratio;
   parallel_for(mesh.n_elements(), [&](std::int64_t e) {
-    rest_jacobian[std::size_t(e)] = mechanics::min_corner_jacobian(mechanics::gather(mesh.rest, mesh.hexes[std::size_t(e)]));
+    rest_jacobian[std::size_t(e)] =
+        mechanics::min_corner_jacobian(mechanics::gather(mesh.rest, mesh.hexes[std::size_t(e)]));
   });
   BoundaryFitReport r;
   for (int pass = 0; pass < std::max(1, o.passes); ++pass) {
     BoundaryFitReport counts;
-    Eigen::Matrix3Xd u = boundary_moves(mesh.rest, tags, surfaces, o.max_move_voxels * m.grid.spacing.minCoeff(), counts);
+    Eigen::Matrix3Xd u =
+        boundary_moves(mesh.rest, tags, surfaces, o.max_move_voxels * m.grid.spacing.minCoeff(), counts);
     if (pass == 0) r.fitted_nodes = counts.fitted_nodes, r.skipped_nodes = counts.skipped_nodes;
     relax_interior(u, tags, neighbours, o.relaxation_sweeps);
     r.limited_elements = limit_to_valid(mesh, mesh.rest, rest_jacobian, o.min_jacobian_ratio, u, ratio);

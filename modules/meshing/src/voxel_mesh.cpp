@@ -23,8 +23,8 @@ struct Lattice {
 };
 
 Lattice lattice_for(const Grid& g) {
-  static constexpr std::array<Index3, 8> kVtk{{{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
-                                               {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}}};
+  static constexpr std::array<Index3, 8> kVtk{
+      {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}}};
   Lattice l{kVtk, {0, 1, 2, 3, 4, 5}};
   if (g.direction.determinant() < 0) {
     for (auto& o : l.offset) o[2] = 1 - o[2];
@@ -204,7 +204,8 @@ VoxelMesh build_voxel_mesh(const RoleVolume& roles, const BoundaryClassification
   for (std::int64_t v : out.voxel) {
     const Index3 ijk = g.index(v);
     for (const Index3& o : lattice.offset)
-      node_of_corner[std::size_t(corner_index({ijk[0] - lo[0] + o[0], ijk[1] - lo[1] + o[1], ijk[2] - lo[2] + o[2]}))] = 0;
+      node_of_corner[std::size_t(corner_index({ijk[0] - lo[0] + o[0], ijk[1] - lo[1] + o[1], ijk[2] - lo[2] + o[2]}))] =
+          0;
   }
   std::int32_t n_nodes = 0;
   for (auto& id : node_of_corner)
@@ -215,8 +216,8 @@ VoxelMesh build_voxel_mesh(const RoleVolume& roles, const BoundaryClassification
     if (id < 0) continue;
     const std::int64_t ci = c % corners[0], cj = (c / corners[0]) % corners[1], ck = c / (corners[0] * corners[1]);
     // Corner (ci, cj, ck) of the box is at continuous index lo + c - 1/2.
-    out.mesh.rest.col(id) = g.point(Eigen::Vector3d(double(lo[0] + ci) - 0.5, double(lo[1] + cj) - 0.5,
-                                                    double(lo[2] + ck) - 0.5));
+    out.mesh.rest.col(id) =
+        g.point(Eigen::Vector3d(double(lo[0] + ci) - 0.5, double(lo[1] + cj) - 0.5, double(lo[2] + ck) - 0.5));
   }
 
   out.mesh.hexes.resize(std::size_t(n_elements));
@@ -225,8 +226,8 @@ VoxelMesh build_voxel_mesh(const RoleVolume& roles, const BoundaryClassification
     const Index3 ijk = g.index(out.voxel[std::size_t(e)]);
     for (int n = 0; n < 8; ++n) {
       const Index3& o = lattice.offset[std::size_t(n)];
-      out.mesh.hexes[std::size_t(e)][std::size_t(n)] =
-          node_of_corner[std::size_t(corner_index({ijk[0] - lo[0] + o[0], ijk[1] - lo[1] + o[1], ijk[2] - lo[2] + o[2]}))];
+      out.mesh.hexes[std::size_t(e)][std::size_t(n)] = node_of_corner[std::size_t(
+          corner_index({ijk[0] - lo[0] + o[0], ijk[1] - lo[1] + o[1], ijk[2] - lo[2] + o[2]}))];
     }
     out.label[std::size_t(e)] = roles.labels.values[std::size_t(out.voxel[std::size_t(e)])];
   }

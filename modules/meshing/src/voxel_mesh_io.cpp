@@ -20,8 +20,8 @@ static_assert(sizeof(mechanics::HexMesh) == 5 * 16 + 2 * 24, "HexMesh changed: u
 static_assert(sizeof(imaging::Grid) == 24 + 2 * 24 + 72, "Grid changed: update the mesh snapshot");
 static_assert(sizeof(LongAxis) == 3 * 24 + 8, "LongAxis changed: update the mesh snapshot");
 static_assert(sizeof(CavitySurface) == 32 + 3 * 24 + 2 * 8, "CavitySurface changed: update the mesh snapshot");
-static_assert(sizeof(VoxelMesh) == sizeof(mechanics::HexMesh) + 3 * 24 + sizeof(imaging::Grid) + 2 * 16 + 3 * 24 +
-                                       24 + sizeof(LongAxis),
+static_assert(sizeof(VoxelMesh) ==
+                  sizeof(mechanics::HexMesh) + 3 * 24 + sizeof(imaging::Grid) + 2 * 16 + 3 * 24 + 24 + sizeof(LongAxis),
               "VoxelMesh changed: update the mesh snapshot");
 #endif
 
@@ -43,7 +43,7 @@ void get_matrix(BinaryReader& r, M& m, const char* what) {
       (M::ColsAtCompileTime != Eigen::Dynamic && cols != std::uint64_t(M::ColsAtCompileTime)))
     CARDIO_FAIL("mesh snapshot: " << what << ": bad dimensions");
   m = Eigen::Map<const Eigen::Matrix<double, M::RowsAtCompileTime, M::ColsAtCompileTime>>(v.data(), Eigen::Index(rows),
-                                                                                        Eigen::Index(cols));
+                                                                                          Eigen::Index(cols));
 }
 
 void put_grid(BinaryWriter& w, const imaging::Grid& g) {

@@ -9,9 +9,9 @@
 
 #include "cardio/core/binary.hpp"
 #include "cardio/core/error.hpp"
+#include "cardio/mechanics/mesh.hpp"
 #include "cardio/meshing/boundary.hpp"
 #include "cardio/meshing/boundary_fit.hpp"
-#include "cardio/mechanics/mesh.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 
 namespace cardio::meshing {
@@ -101,15 +101,14 @@ TEST(VoxelMesh, RotatedGridGivesRotatedMesh) {
 /// A box-shaped ventricle: myocardium shell of thickness 1 voxel around a cavity, open at the top
 /// (+k), so the cavity touches the outside there (the "valve" opening).
 RoleVolume open_box(const Grid& g) {
-  return make_roles(
-      g,
-      [&](long i, long j, long k) {
-        const bool wall = i == 1 || j == 1 || k == 1 || i == g.size[0] - 2 || j == g.size[1] - 2;
-        const bool inside = i >= 1 && j >= 1 && k >= 1 && i <= g.size[0] - 2 && j <= g.size[1] - 2;
-        if (!inside) return RoleVolume::kOutside;
-        return wall ? RoleVolume::kMyocardium : RoleVolume::cavity_role(0);
-      },
-      {"lv"});
+  return make_roles(g,
+                    [&](long i, long j, long k) {
+                      const bool wall = i == 1 || j == 1 || k == 1 || i == g.size[0] - 2 || j == g.size[1] - 2;
+                      const bool inside = i >= 1 && j >= 1 && k >= 1 && i <= g.size[0] - 2 && j <= g.size[1] - 2;
+                      if (!inside) return RoleVolume::kOutside;
+                      return wall ? RoleVolume::kMyocardium : RoleVolume::cavity_role(0);
+                    },
+                    {"lv"});
 }
 
 TEST(VoxelMesh, OpenBoxCavityIsClosedByALidAndHasTheVoxelVolume) {
@@ -144,9 +143,12 @@ TEST(VoxelMesh, OpenBoxCavityIsClosedByALidAndHasTheVoxelVolume) {
 
 TEST(VoxelMesh, EnclosedCavityNeedsNoLid) {
   const Grid g = oblique_grid({5, 5, 5}, {1, 1, 1}, false);
-  const RoleVolume roles = make_roles(
-      g, [](long i, long j, long k) { return (i == 2 && j == 2 && k == 2) ? RoleVolume::cavity_role(0) : RoleVolume::kMyocardium; },
-      {"lv"});
+  const RoleVolume roles =
+      make_roles(g,
+                 [](long i, long j, long k) {
+                   return (i == 2 && j == 2 && k == 2) ? RoleVolume::cavity_role(0) : RoleVolume::kMyocardium;
+                 },
+                 {"lv"});
   const VoxelMesh m = build_voxel_mesh(roles, classify_boundary(roles, BaseSpec{}), uniform_frames(roles), 1.0);
   ASSERT_EQ(m.cavities.size(), 1u);
   EXPECT_FALSE(m.cavities[0].has_lid());
@@ -297,7 +299,8 @@ TEST(BoundaryFit, VoxelBallIsFittedToItsSphere) {
   const RoleVolume roles = make_roles(g, [&](long i, long j, long k) {
     return g.point(i, j, k).norm() <= R ? RoleVolume::kMyocardium : RoleVolume::kOutside;
   });
-  VoxelMesh m = build_voxel_mesh(roles, classify_boundary(roles, BaseSpec{BaseSpec::Mode::none}), uniform_frames(roles), 1.06);
+  VoxelMesh m =
+      build_voxel_mesh(roles, classify_boundary(roles, BaseSpec{BaseSpec::Mode::none}), uniform_frames(roles), 1.06);
   const double exact = 4.0 / 3.0 * M_PI * R * R * R;
   const double staircase = m.volume.sum();
   const auto sphere = [&](const Eigen::Vector3d& p) -> Eigen::Vector3d { return R * p.normalized(); };

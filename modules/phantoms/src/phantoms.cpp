@@ -169,11 +169,13 @@ Phantom make_phantom(const PhantomSpec& spec) {
   const EllipsoidShell rv = spec.rv.shell();
   if (spec.biventricular) check_shell(rv, "RV of the biventricular phantom");
   const double z_base = spec.lv.z_base;
-  if (!(z_base > -spec.lv.endo_long)) CARDIO_FAIL("phantom base plane z = " << z_base << " mm lies below the endocardial apex");
+  if (!(z_base > -spec.lv.endo_long))
+    CARDIO_FAIL("phantom base plane z = " << z_base << " mm lies below the endocardial apex");
 
   const Eigen::Vector3d n = phantom_grid_size(spec);
   if (n.prod() > 2e9)
-    CARDIO_FAIL("phantom grid of " << n.x() << "x" << n.y() << "x" << n.z() << " voxels is too large; use a larger voxel size");
+    CARDIO_FAIL("phantom grid of " << n.x() << "x" << n.y() << "x" << n.z()
+                                   << " voxels is too large; use a larger voxel size");
   const GridLayers layers = grid_layers(spec);
   const auto nx_lo = std::int64_t(layers.x_lo), ny_lo = std::int64_t(layers.y_lo), nz_lo = std::int64_t(layers.z_lo);
   imaging::Grid grid;

@@ -64,8 +64,8 @@ TEST(Phantoms, BaseFacesOnPlaneAndMargins) {
       for (std::int64_t j = 0; j < g.size[1]; ++j)
         for (std::int64_t i = 0; i < g.size[0]; ++i) {
           const std::int32_t l = p.labels.at(i, j, k);
-          const bool border = i == 0 || j == 0 || k == 0 || i == g.size[0] - 1 || j == g.size[1] - 1 ||
-                              k == g.size[2] - 1;
+          const bool border =
+              i == 0 || j == 0 || k == 0 || i == g.size[0] - 1 || j == g.size[1] - 1 || k == g.size[2] - 1;
           if (border) {
             EXPECT_EQ(l, 0) << "label on the grid border at h = " << h;
           }

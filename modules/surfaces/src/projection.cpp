@@ -5,17 +5,17 @@
 #include "cardio/surfaces/projection.hpp"
 
 #include <vtkCellArray.h>
-#include <vtkFlyingEdges3D.h>
 #include <vtkFloatArray.h>
+#include <vtkFlyingEdges3D.h>
 #include <vtkGenericCell.h>
 #include <vtkImageData.h>
-#include <vtkWindowedSincPolyDataFilter.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
 #include <vtkSmartPointer.h>
 #include <vtkStaticCellLocator.h>
+#include <vtkWindowedSincPolyDataFilter.h>
 
 #include <memory>
 
@@ -130,7 +130,8 @@ std::map<std::string, TriangleSurface> label_surfaces(const imaging::RoleVolume&
   };
   add("epicardium", [](std::uint8_t r) { return r != imaging::RoleVolume::kOutside; });
   for (std::size_t c = 0; c < roles.cavity_names.size(); ++c)
-    add("endocardium_" + roles.cavity_names[c], [c](std::uint8_t r) { return r == imaging::RoleVolume::cavity_role(c); });
+    add("endocardium_" + roles.cavity_names[c],
+        [c](std::uint8_t r) { return r == imaging::RoleVolume::cavity_role(c); });
   return out;
 }
 

@@ -60,12 +60,18 @@ std::string open_edges_by_patch(const std::map<int, std::int64_t>& count, const 
   for (const auto& [c, n] : count) {
     os << (first ? "" : "; ");
     first = false;
-    const auto endo = std::find_if(o.endocardia.begin(), o.endocardia.end(), [&](const Endocardium& e) { return e.patch_class == c; });
-    if (c == kNoPatch) os << "seams between patches";
-    else if (endo != o.endocardia.end()) os << "cavity '" << endo->cavity_name << "' endocardium, class " << c;
-    else if (c == o.base_class) os << "base, class " << c;
-    else if (c == o.epicardium_class) os << "epicardium, class " << c;
-    else os << "class " << c;
+    const auto endo = std::find_if(o.endocardia.begin(), o.endocardia.end(),
+                                   [&](const Endocardium& e) { return e.patch_class == c; });
+    if (c == kNoPatch)
+      os << "seams between patches";
+    else if (endo != o.endocardia.end())
+      os << "cavity '" << endo->cavity_name << "' endocardium, class " << c;
+    else if (c == o.base_class)
+      os << "base, class " << c;
+    else if (c == o.epicardium_class)
+      os << "epicardium, class " << c;
+    else
+      os << "class " << c;
     os << ": " << n;
   }
   os << ")";
@@ -132,8 +138,7 @@ vtkSmartPointer<vtkPolyData> read_surface(const fs::path& file) {
     observe(r);
     r->SetReaderErrorObserver(errors);
     r->SetParserErrorObserver(errors);
-    if (!r->CanReadFile(name.c_str()))
-      CARDIO_FAIL("surface file " << file << " is not a VTK XML PolyData (.vtp) file");
+    if (!r->CanReadFile(name.c_str())) CARDIO_FAIL("surface file " << file << " is not a VTK XML PolyData (.vtp) file");
     r->SetFileName(name.c_str());
     reader = r;
   } else if (ext == ".vtk") {
@@ -163,9 +168,8 @@ vtkSmartPointer<vtkPolyData> read_surface(const fs::path& file) {
   auto* out = vtkPolyData::SafeDownCast(reader->GetOutputDataObject(0));
   if (!errors->text.empty()) CARDIO_FAIL("cannot read surface file " << file << ": " << errors->text);
   if (out == nullptr || out->GetNumberOfPolys() + out->GetNumberOfStrips() == 0)
-    CARDIO_FAIL("surface file " << file << " contains no triangles ("
-                                << (out ? out->GetNumberOfPoints() : 0) << " points, "
-                                << (out ? out->GetNumberOfCells() : 0) << " cells)");
+    CARDIO_FAIL("surface file " << file << " contains no triangles (" << (out ? out->GetNumberOfPoints() : 0)
+                                << " points, " << (out ? out->GetNumberOfCells() : 0) << " cells)");
   auto copy = vtkSmartPointer<vtkPolyData>::New();
   copy->ShallowCopy(out);
   return copy;
@@ -388,8 +392,7 @@ std::vector<int> checked_classes(vtkPolyData* raw, vtkPolyData* tri, const Raste
       for (const auto& e : o.endocardia) cav << (cav.tellp() > 0 ? ", " : "") << e.cavity_name;
       CARDIO_FAIL("surface file " << file << " has no class array '" << o.class_array << "' (" << array_names(raw)
                                   << ") but cavities are requested (" << cav.str() << ")"
-                                  << (lower(file.extension().string()) == ".stl" ? "; STL carries no arrays"
-                                                                                    : "")
+                                  << (lower(file.extension().string()) == ".stl" ? "; STL carries no arrays" : "")
                                   << "; a surface without patches is accepted only as myocardium: configure "
                                      "no endocardia");
     }
@@ -541,8 +544,9 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
             flip[n] = need;
             queue.push_back(n);
           } else if (flip[n] != need) {
-            CARDIO_FAIL("surface file " << file << " cannot be oriented consistently (self-overlapping or "
-                                                   "duplicated triangles near point "
+            CARDIO_FAIL("surface file " << file
+                                        << " cannot be oriented consistently (self-overlapping or "
+                                           "duplicated triangles near point "
                                         << a << ")");
           }
         }
@@ -566,7 +570,8 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
     if (comp_volume.size() > 1) {
       const std::size_t t = std::size_t(std::find(comp.begin(), comp.end(), c) - comp.begin());
       const Vec3 q = (m.points[std::size_t(m.tris[t][0])] + m.points[std::size_t(m.tris[t][1])] +
-                      m.points[std::size_t(m.tris[t][2])]) / 3;
+                      m.points[std::size_t(m.tris[t][2])]) /
+                     3;
       for (int d = 0; d < int(comp_volume.size()); ++d) depth += (d != c && inside_component(m, comp, d, q));
     }
     r.tissue_volume_mm3 += (depth % 2 == 0 ? 1 : -1) * comp_volume[std::size_t(c)];
@@ -638,8 +643,8 @@ RasterizedSurface rasterize_surface(const fs::path& file, const RasterizeOptions
               break;
             }
         if (next == half.size())
-          CARDIO_FAIL("surface file " << file << ": the boundary of endocardium '" << endo.cavity_name
-                                      << "' (class " << endo.patch_class << ") does not form closed loops");
+          CARDIO_FAIL("surface file " << file << ": the boundary of endocardium '" << endo.cavity_name << "' (class "
+                                      << endo.patch_class << ") does not form closed loops");
         i = next;
       }
       Vec3 c = Vec3::Zero();

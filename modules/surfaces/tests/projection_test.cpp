@@ -47,8 +47,10 @@ cardio::imaging::RoleVolume ball_roles(const cardio::imaging::Grid& g, const Vec
   for (std::int64_t v = 0; v < g.n_voxels(); ++v) {
     const auto [i, j, k] = g.index(v);
     const double d = (g.point(i, j, k) - c).norm();
-    if (d < r_in) roles.role.values[std::size_t(v)] = cardio::imaging::RoleVolume::cavity_role(0);
-    else if (d < r_out) roles.role.values[std::size_t(v)] = cardio::imaging::RoleVolume::kMyocardium;
+    if (d < r_in)
+      roles.role.values[std::size_t(v)] = cardio::imaging::RoleVolume::cavity_role(0);
+    else if (d < r_out)
+      roles.role.values[std::size_t(v)] = cardio::imaging::RoleVolume::kMyocardium;
   }
   return roles;
 }
@@ -67,8 +69,8 @@ TEST(Projection, ClosestPointOnTwoTrianglesIsTheFootOrTheNearestEdge) {
   const auto project = surf::closest_point_projector(square);
   EXPECT_LT((project(Vec3(0.3, 0.6, 2.5)) - Vec3(0.3, 0.6, 0)).norm(), 1e-12);
   EXPECT_LT((project(Vec3(0.7, 0.2, -1)) - Vec3(0.7, 0.2, 0)).norm(), 1e-12);
-  EXPECT_LT((project(Vec3(2.0, 0.5, 1)) - Vec3(1, 0.5, 0)).norm(), 1e-12);    // beyond the edge x = 1
-  EXPECT_LT((project(Vec3(-1, -2, 0.5)) - Vec3(0, 0, 0)).norm(), 1e-12);     // beyond the corner
+  EXPECT_LT((project(Vec3(2.0, 0.5, 1)) - Vec3(1, 0.5, 0)).norm(), 1e-12);  // beyond the edge x = 1
+  EXPECT_LT((project(Vec3(-1, -2, 0.5)) - Vec3(0, 0, 0)).norm(), 1e-12);    // beyond the corner
 }
 
 TEST(Projection, PointsNearASphereLandOnIt) {
@@ -85,9 +87,7 @@ TEST(Projection, PointsNearASphereLandOnIt) {
   }
 }
 
-TEST(Projection, EmptySurfaceIsRefused) {
-  EXPECT_THROW(surf::closest_point_projector({}), cardio::Error);
-}
+TEST(Projection, EmptySurfaceIsRefused) { EXPECT_THROW(surf::closest_point_projector({}), cardio::Error); }
 
 TEST(Projection, LabelContoursOfABallLieOnItsSpheres) {
   cardio::imaging::Grid g;
@@ -115,7 +115,8 @@ TEST(Projection, LabelContoursOfABallLieOnItsSpheres) {
       const double mean = sum / double(s.points.size()), rms = std::sqrt(sum_sq / double(s.points.size()));
       // A voxelised sphere is rough by up to half a voxel; smoothed, it is within a tenth on
       // average, and not shrunk (a Gaussian blur would move it inwards by sigma^2 / r).
-      std::cout << name << (oblique ? " oblique" : "") << ": mean radius error " << mean << " mm, rms " << rms << " mm\n";
+      std::cout << name << (oblique ? " oblique" : "") << ": mean radius error " << mean << " mm, rms " << rms
+                << " mm\n";
       EXPECT_LT(rms, 0.1 * h) << name << (oblique ? " oblique" : "");
       EXPECT_LT(std::abs(mean), 0.03 * h) << name << (oblique ? " oblique" : "");
       EXPECT_LT(worst_radius_error(s, centre, r), 0.5 * h) << name << (oblique ? " oblique" : "");

@@ -55,8 +55,7 @@ class SurfacesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() /
-            ("cardio_surfaces_test_" + std::to_string(::getpid()) + "_" + info->name());
+    m_dir = fs::temp_directory_path() / ("cardio_surfaces_test_" + std::to_string(::getpid()) + "_" + info->name());
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
   }
@@ -159,7 +158,8 @@ double sphere_volume(double r) { return 4.0 / 3.0 * std::numbers::pi * r * r * r
 /// generic pose, each vertex copy perturbed by up to `jitter` mm.
 Surface split_cube(int n, double jitter) {
   const Eigen::Matrix3d rot = (Eigen::AngleAxisd(0.3, Vec3::UnitX()) * Eigen::AngleAxisd(0.5, Vec3::UnitY()) *
-                               Eigen::AngleAxisd(0.7, Vec3::UnitZ())).toRotationMatrix();
+                               Eigen::AngleAxisd(0.7, Vec3::UnitZ()))
+                                  .toRotationMatrix();
   Surface cube;
   unsigned seed = 12345;
   auto rnd = [&] {  // deterministic, in [-1, 1]
@@ -290,8 +290,8 @@ TEST_F(SurfacesTest, RealBiventricularSurface) {
     const double vox = voxel_volume(r, 2 + std::int32_t(c));
     EXPECT_GT(vox, 0);
     EXPECT_NEAR(vox, cav_ref, 0.03 * cav_ref) << r.cavity_names[c];
-    std::cout << "[ biv ] " << r.cavity_names[c] << ": closed volume " << cav_ref << " mm3, voxels " << vox
-              << " mm3 (" << 100 * (vox / cav_ref - 1) << " %), boundary edges " << expected_boundary[c] << "\n";
+    std::cout << "[ biv ] " << r.cavity_names[c] << ": closed volume " << cav_ref << " mm3, voxels " << vox << " mm3 ("
+              << 100 * (vox / cav_ref - 1) << " %), boundary edges " << expected_boundary[c] << "\n";
   }
   const double myo = voxel_volume(r, 1);
   EXPECT_NEAR(myo, div_volume, 0.03 * div_volume);
@@ -303,9 +303,8 @@ TEST_F(SurfacesTest, RealBiventricularSurface) {
     for (std::int64_t j = 0; j < g.size[1]; ++j)
       for (std::int64_t i : {std::int64_t(0), g.size[0] - 1}) ASSERT_EQ(r.labels.at(i, j, k), 0);
   std::cout << "[ biv ] tissue: enclosed " << div_volume << " mm3 (vtkMassProperties " << mass_volume
-            << "), myocardium voxels " << myo << " mm3 (" << 100 * (myo / div_volume - 1) << " %); grid "
-            << g.size[0] << "x" << g.size[1] << "x" << g.size[2] << " at 1.5 mm; rasterize_surface " << secs
-            << " s\n";
+            << "), myocardium voxels " << myo << " mm3 (" << 100 * (myo / div_volume - 1) << " %); grid " << g.size[0]
+            << "x" << g.size[1] << "x" << g.size[2] << " at 1.5 mm; rasterize_surface " << secs << " s\n";
 }
 
 TEST_F(SurfacesTest, SphereVolumeConvergesWithVoxelSize) {
@@ -404,7 +403,7 @@ TEST_F(SurfacesTest, UnmergedPatchesAreMergedWithinTolerance) {
   surf::RasterizeOptions o;
   o.endocardia.clear();
   o.voxel_size_mm = 0.5;
-  const auto r = surf::rasterize_surface(f, o);  // default tolerance 1e-3 mm
+  const auto r = surf::rasterize_surface(f, o);                                           // default tolerance 1e-3 mm
   const std::int64_t unique = (n + 1) * (n + 1) * (n + 1) - (n - 1) * (n - 1) * (n - 1);  // 98
   EXPECT_EQ(r.points, unique);
   EXPECT_EQ(r.merged_points, 6 * (n + 1) * (n + 1) - unique);

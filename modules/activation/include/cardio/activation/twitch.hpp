@@ -24,13 +24,13 @@ namespace cardio::activation {
 struct TwitchParams {
   enum class Shape { cosine, tanh2 };
   Shape shape = Shape::cosine;
-  double peak_tension_kPa = 60.0;      ///< Ta_max, in [0, 1000]
-  double delay_ms = 0.0;               ///< electromechanical delay, >= 0
-  double time_to_peak_ms = 120.0;      ///< cosine: t_p, in (0, duration)
-  double duration_ms = 350.0;          ///< t_d, > 0: a = 0 from here on
-  double tau_contraction_ms = 40.0;    ///< tanh2: tau_c > 0
-  double tau_relaxation_ms = 60.0;     ///< tanh2: tau_r > 0
-  double period_ms = 0.0;              ///< 0: one twitch; > 0: repeated, >= duration + delay
+  double peak_tension_kPa = 60.0;    ///< Ta_max, in [0, 1000]
+  double delay_ms = 0.0;             ///< electromechanical delay, >= 0
+  double time_to_peak_ms = 120.0;    ///< cosine: t_p, in (0, duration)
+  double duration_ms = 350.0;        ///< t_d, > 0: a = 0 from here on
+  double tau_contraction_ms = 40.0;  ///< tanh2: tau_c > 0
+  double tau_relaxation_ms = 60.0;   ///< tanh2: tau_r > 0
+  double period_ms = 0.0;            ///< 0: one twitch; > 0: repeated, >= duration + delay
 
   /// Throws cardio::Error naming `where`.key, the value and the expected range.
   void validate(std::string_view where = "activation.twitch") const;

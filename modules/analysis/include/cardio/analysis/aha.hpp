@@ -32,12 +32,12 @@ inline constexpr int kAhaSegments = 17;
 
 /// Geometry of the AHA rule (all in the configuration the segments are assigned in, normally rest).
 struct AhaSpec {
-  CardiacAxis axis;                          ///< LV long axis (point, direction apex -> base)
-  Eigen::Vector3d base_point{0, 0, 0};       ///< a point on the base plane (normal = axis direction) [mm]
-  Eigen::Vector3d endocardial_apex{0, 0, 0}; ///< only its height along the axis is used [mm]
+  CardiacAxis axis;                                ///< LV long axis (point, direction apex -> base)
+  Eigen::Vector3d base_point{0, 0, 0};             ///< a point on the base plane (normal = axis direction) [mm]
+  Eigen::Vector3d endocardial_apex{0, 0, 0};       ///< only its height along the axis is used [mm]
   Eigen::Vector3d anterior_rv_insertion{1, 0, 0};  ///< direction from the axis to the anterior RV insertion
-  bool clockwise_from_base = true;           ///< sector order; false mirrors it (left-handed geometry)
-  std::vector<std::int32_t> lv_labels;       ///< element labels of the LV; empty = every element
+  bool clockwise_from_base = true;                 ///< sector order; false mirrors it (left-handed geometry)
+  std::vector<std::int32_t> lv_labels;             ///< element labels of the LV; empty = every element
 };
 
 /// Segment id per element: 1..17, 0 for elements whose label is not in spec.lv_labels. Assigned from

@@ -55,9 +55,9 @@ struct ElementStrains {
   /// i.e. the mean dilatation the near-incompressibility acts on. Equals det F for an affine
   /// motion; differs from the centre det F when the element deforms non-affinely.
   Eigen::VectorXd J;
-  Eigen::VectorXd E_ff, E_ss, E_nn;            ///< d.E.d along fibre, sheet, normal
-  Eigen::VectorXd E_rr, E_cc, E_ll;            ///< d.E.d along radial, circumferential, longitudinal
-  Eigen::Matrix3Xd principal;                  ///< eigenvalues of E, ascending (E_1 <= E_2 <= E_3)
+  Eigen::VectorXd E_ff, E_ss, E_nn;  ///< d.E.d along fibre, sheet, normal
+  Eigen::VectorXd E_rr, E_cc, E_ll;  ///< d.E.d along radial, circumferential, longitudinal
+  Eigen::Matrix3Xd principal;        ///< eigenvalues of E, ascending (E_1 <= E_2 <= E_3)
 };
 
 /// Strains relative to the rest configuration at node positions x (3 x n_nodes) [mm]; `dirs` are rest

@@ -29,10 +29,10 @@ struct BeatWindow {
 
 /// Volume indices of one beat, in the units of the volume samples (mL in outputs).
 struct BeatVolumes {
-  double edv = 0;    ///< end-diastolic volume
-  double esv = 0;    ///< end-systolic volume = the minimum over the beat
-  double sv = 0;     ///< stroke volume EDV - ESV
-  double ef = 0;     ///< ejection fraction SV / EDV (a fraction; x 100 for %)
+  double edv = 0;                   ///< end-diastolic volume
+  double esv = 0;                   ///< end-systolic volume = the minimum over the beat
+  double sv = 0;                    ///< stroke volume EDV - ESV
+  double ef = 0;                    ///< ejection fraction SV / EDV (a fraction; x 100 for %)
   double t_ed_ms = 0, t_es_ms = 0;  ///< times of EDV and ESV
 };
 

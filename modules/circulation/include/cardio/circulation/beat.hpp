@@ -75,16 +75,16 @@ struct CavityCommand {
 
 /// Statistics of one beat (onset to next onset).
 struct BeatStats {
-  int index = 0;                     ///< 1, 2, ...
-  double onset_ms = 0;               ///< contraction onset (end of diastole)
-  double ejection_start_ms = -1;     ///< aortic valve opening (-1: never opened)
-  double ejection_end_ms = -1;       ///< aortic valve closure
+  int index = 0;                  ///< 1, 2, ...
+  double onset_ms = 0;            ///< contraction onset (end of diastole)
+  double ejection_start_ms = -1;  ///< aortic valve opening (-1: never opened)
+  double ejection_end_ms = -1;    ///< aortic valve closure
   double edv_mL = 0;
   double esv_mL = 0;
-  double sv_mL = 0;                  ///< EDV - ESV
-  double ef = 0;                     ///< SV / EDV
+  double sv_mL = 0;  ///< EDV - ESV
+  double ef = 0;     ///< SV / EDV
   double peak_pressure_mmHg = 0;
-  double stroke_work_mmHg_mL = 0;    ///< -sum p dV over the loop (1 mmHg mL = 0.133322 mJ)
+  double stroke_work_mmHg_mL = 0;  ///< -sum p dV over the loop (1 mmHg mL = 0.133322 mJ)
 };
 
 /// A contraction onset came while the cavity was not filling: the beat in progress did not finish
@@ -149,7 +149,7 @@ class BeatCycle {
   Windkessel m_wk;
   Phase m_phase = Phase::filling;
   double m_t = 0, m_volume = 0, m_pressure = 0, m_outflow = 0;
-  double m_target = 0;                       ///< volume target of the isovolumic phases [mL]
+  double m_target = 0;  ///< volume target of the isovolumic phases [mL]
   double m_fill_start_t = 0, m_fill_start_p = 0;
   double m_next_onset = 0;
   bool m_had_outflow = false;

@@ -43,8 +43,8 @@ class CavityCoupling {
  public:
   /// surfaces[c] carries circulation[c] (not owned; they outlive this object). The beat machines
   /// start at t = 0 from the volumes at `rest`; the last beat ends at t_end_ms.
-  CavityCoupling(const std::vector<CavityCirculation>& circulation,
-                 std::vector<const meshing::CavitySurface*> surfaces, const Eigen::Matrix3Xd& rest, double t_end_ms);
+  CavityCoupling(const std::vector<CavityCirculation>& circulation, std::vector<const meshing::CavitySurface*> surfaces,
+                 const Eigen::Matrix3Xd& rest, double t_end_ms);
 
   /// The commands for the step that starts at t (call before each step and after a restore).
   void set_time(double t);
@@ -74,9 +74,9 @@ class CavityCoupling {
  private:
   std::vector<const meshing::CavitySurface*> m_surfaces;
   std::vector<BeatCycle> m_cycles;
-  std::vector<CavityCommand> m_command;       ///< of the current step
-  std::vector<double> m_impulse;              ///< isovolumic: sum of the step's projection impulses [kPa ms]
-  std::vector<CoupledResult> m_coupled;       ///< ejection: the step's coupled projection
+  std::vector<CavityCommand> m_command;  ///< of the current step
+  std::vector<double> m_impulse;         ///< isovolumic: sum of the step's projection impulses [kPa ms]
+  std::vector<CoupledResult> m_coupled;  ///< ejection: the step's coupled projection
 };
 
 }  // namespace cardio::circulation

@@ -83,16 +83,16 @@ struct ProjectionResult {
 /// sizes, a non-positive or non-finite target or dt, no free component on the surface, no real
 /// root (the target cannot be reached along the gradient).
 ProjectionResult project_volume(const meshing::CavitySurface& cavity, const Eigen::VectorXd& mass,
-                                const Eigen::Matrix3Xd& free_mask, double target_mm3, double dt,
-                                Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v = nullptr);
+                                const Eigen::Matrix3Xd& free_mask, double target_mm3, double dt, Eigen::Matrix3Xd& x,
+                                Eigen::Matrix3Xd* v = nullptr);
 
 /// Several cavities projected in turn (cavity c to targets_mm3[c]). Sequential projection is exact
 /// only if they share no mesh node (the LV and RV endocardia of a voxel mesh do not: the septum
 /// lies between them); shared nodes are an error naming both cavities and the count.
 std::vector<ProjectionResult> project_volumes(const std::vector<meshing::CavitySurface>& cavities,
                                               const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask,
-                                              const std::vector<double>& targets_mm3, double dt,
-                                              Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v = nullptr);
+                                              const std::vector<double>& targets_mm3, double dt, Eigen::Matrix3Xd& x,
+                                              Eigen::Matrix3Xd* v = nullptr);
 
 /// Result of the implicitly coupled ejection step.
 struct CoupledResult {

@@ -58,8 +58,7 @@ class Node {
   /// Items of a list of maps (empty if absent).
   std::vector<Node> list(const std::string& key) const;
 
-  double quantity(const std::string& key, units::Dimension dim, std::optional<double> fallback,
-                  Range range = {}) const;
+  double quantity(const std::string& key, units::Dimension dim, std::optional<double> fallback, Range range = {}) const;
   /// A quantity that may be `auto` (the default when absent): std::nullopt for auto, which the
   /// resolved config shows as `auto` (a value the program chooses, e.g. the stable time step).
   std::optional<double> quantity_or_auto(const std::string& key, units::Dimension dim, Range range = {}) const;
@@ -91,14 +90,11 @@ class Node {
   /// such that Document::set_override("path=" + text) reproduces it. Maps are rejected.
   std::string yaml_text(const std::string& key) const;
   /// A 3-vector [x, y, z] of quantities of one dimension.
-  Eigen::Vector3d vec3(const std::string& key, units::Dimension dim,
-                       std::optional<Eigen::Vector3d> fallback) const;
+  Eigen::Vector3d vec3(const std::string& key, units::Dimension dim, std::optional<Eigen::Vector3d> fallback) const;
   /// A list of integers [a, b, ...] (a single integer counts as a one-element list).
-  std::vector<long> integers(const std::string& key, std::optional<std::vector<long>> fallback, long lo,
-                             long hi) const;
+  std::vector<long> integers(const std::string& key, std::optional<std::vector<long>> fallback, long lo, long hi) const;
   /// Integer triple [i, j, k].
-  Eigen::Vector3i int3(const std::string& key, std::optional<Eigen::Vector3i> fallback, long lo,
-                       long hi) const;
+  Eigen::Vector3i int3(const std::string& key, std::optional<Eigen::Vector3i> fallback, long lo, long hi) const;
 
   /// A key of the schema that does not apply in this configuration: an error naming `why` if
   /// it is present (instead of a generic "unknown key").

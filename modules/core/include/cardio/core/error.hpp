@@ -15,21 +15,20 @@ class Error : public std::runtime_error {
 };
 
 namespace detail {
-[[noreturn]] void throw_check_failure(const char* condition, const std::string& message,
-                                      const char* file, int line, const char* function);
+[[noreturn]] void throw_check_failure(const char* condition, const std::string& message, const char* file, int line,
+                                      const char* function);
 }  // namespace detail
 
 }  // namespace cardio
 
 /// Always-on check; `msg` is a stream expression: CARDIO_CHECK(n > 0, "n = " << n).
-#define CARDIO_CHECK(cond, msg)                                                          \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::ostringstream cardio_check_os_;                                                \
-      cardio_check_os_ << msg;                                                            \
-      ::cardio::detail::throw_check_failure(#cond, cardio_check_os_.str(), __FILE__,      \
-                                            __LINE__, __func__);                          \
-    }                                                                                     \
+#define CARDIO_CHECK(cond, msg)                                                                           \
+  do {                                                                                                    \
+    if (!(cond)) {                                                                                        \
+      std::ostringstream cardio_check_os_;                                                                \
+      cardio_check_os_ << msg;                                                                            \
+      ::cardio::detail::throw_check_failure(#cond, cardio_check_os_.str(), __FILE__, __LINE__, __func__); \
+    }                                                                                                     \
   } while (false)
 
 /// Throw a user-facing error (bad input): the message alone, no source location.

@@ -129,8 +129,7 @@ double deterministic_sum(std::int64_t n, Term&& term) {
 template <class Value>
 double parallel_max(std::int64_t n, Value&& value) {
   const std::int64_t n_chunks = (n + kReduceChunk - 1) / kReduceChunk;
-  std::vector<double> partial(static_cast<std::size_t>(n_chunks),
-                              -std::numeric_limits<double>::infinity());
+  std::vector<double> partial(static_cast<std::size_t>(n_chunks), -std::numeric_limits<double>::infinity());
   parallel_for(n_chunks, [&](std::int64_t c) {
     const std::int64_t end = std::min(n, (c + 1) * kReduceChunk);
     double m = -std::numeric_limits<double>::infinity();

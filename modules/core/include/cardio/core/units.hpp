@@ -11,12 +11,21 @@
 namespace cardio::units {
 
 enum class Dimension {
-  dimensionless, length, time, pressure, density, acceleration, force, mass, angle, volume,
-  velocity,     ///< mm/ms (conduction velocities)
-  resistance,   ///< kPa ms/mm^3 (hydraulic: Windkessel resistances and impedances)
-  compliance,   ///< mm^3/kPa (Windkessel compliance)
-  foundation,   ///< kPa/mm (elastic foundation: traction per displacement, e.g. the pericardium)
-  data_size,    ///< GB (10^9 bytes: sizes of outputs on disk)
+  dimensionless,
+  length,
+  time,
+  pressure,
+  density,
+  acceleration,
+  force,
+  mass,
+  angle,
+  volume,
+  velocity,    ///< mm/ms (conduction velocities)
+  resistance,  ///< kPa ms/mm^3 (hydraulic: Windkessel resistances and impedances)
+  compliance,  ///< mm^3/kPa (Windkessel compliance)
+  foundation,  ///< kPa/mm (elastic foundation: traction per displacement, e.g. the pericardium)
+  data_size,   ///< GB (10^9 bytes: sizes of outputs on disk)
 };
 
 /// Name of the internal unit of a dimension, e.g. "kPa" for pressure.

@@ -22,8 +22,8 @@ struct LaplaceSolverOptions {
 
 struct LaplaceStats {
   std::string name;
-  std::int64_t unknowns = 0;     ///< free voxels
-  std::int64_t dirichlet = 0;    ///< voxels with a fixed value
+  std::int64_t unknowns = 0;   ///< free voxels
+  std::int64_t dirichlet = 0;  ///< voxels with a fixed value
   int iterations = 0;
   double relative_residual = 0;  ///< |b - A x| / |b| at exit
   double seconds = 0;
@@ -32,9 +32,9 @@ struct LaplaceStats {
 /// A set of voxels of a grid with their 6-neighbourhood inside the set.
 struct VoxelDomain {
   imaging::Grid grid;
-  std::vector<std::int64_t> voxels;                      ///< linear indices, strictly ascending
-  std::vector<std::array<std::int32_t, 6>> neighbours;   ///< per voxel, by side (0 -i, 1 +i, 2 -j, 3 +j,
-                                                         ///< 4 -k, 5 +k): domain index or -1
+  std::vector<std::int64_t> voxels;                     ///< linear indices, strictly ascending
+  std::vector<std::array<std::int32_t, 6>> neighbours;  ///< per voxel, by side (0 -i, 1 +i, 2 -j, 3 +j,
+                                                        ///< 4 -k, 5 +k): domain index or -1
   std::int64_t size() const { return static_cast<std::int64_t>(voxels.size()); }
   /// Build the neighbour table (throws cardio::Error if `voxels` is not strictly ascending or out of
   /// the grid).

@@ -69,10 +69,10 @@ struct RuleAngles {
 };
 
 struct RuleReport {
-  std::vector<LaplaceStats> problems;   ///< one per Laplace problem solved
+  std::vector<LaplaceStats> problems;  ///< one per Laplace problem solved
   bool biventricular = false;
-  std::int64_t degenerate_voxels = 0;   ///< voxels where a gradient vanished or was parallel to another
-  double seconds = 0;                   ///< total
+  std::int64_t degenerate_voxels = 0;  ///< voxels where a gradient vanished or was parallel to another
+  double seconds = 0;                  ///< total
   /// Per myocardium voxel (order of the returned frames): the Laplace solutions.
   std::vector<double> phi_epi, phi_lv, phi_rv, psi_ab;
 };
@@ -105,9 +105,10 @@ Eigen::Matrix3d ldrb_frame(const LdrbPoint& p, const LdrbFields& fields, const R
 /// apex voxel (BaseSpec automatic or plane). Throws cardio::Error on unusable input (no LV cavity,
 /// no base faces, a myocardium region without boundary conditions, no solver convergence).
 /// `fields`, if given, receives what evaluating the rule elsewhere needs (fibres/sampling.hpp).
-imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles, const meshing::BoundaryClassification& boundary,
-                                       const RuleAngles& angles = {}, RuleReport* report = nullptr,
-                                       const LaplaceSolverOptions& solver = {}, LdrbFields* fields = nullptr);
+imaging::VoxelFrames rule_based_frames(const imaging::RoleVolume& roles,
+                                       const meshing::BoundaryClassification& boundary, const RuleAngles& angles = {},
+                                       RuleReport* report = nullptr, const LaplaceSolverOptions& solver = {},
+                                       LdrbFields* fields = nullptr);
 
 /// Bayer 2012 axis(): columns e0 (= e1 x e2), e1 (= u/|u|), e2 (v orthogonalised against e1).
 /// Returns false (and leaves q unchanged) if u vanishes or v is parallel to u.

@@ -26,12 +26,12 @@ namespace cardio::imaging {
 /// What an image file holds, read from its header only (no pixels): for validation and for
 /// memory estimates before a large read.
 struct ImageInfo {
-  Grid grid;                             ///< first three axes (2-D images: size 1 along k)
-  unsigned dimension = 0;                ///< number of image axes as stored (2, 3, 4, ...)
-  std::vector<std::uint64_t> sizes;      ///< size along every stored axis
-  unsigned components = 1;               ///< values per voxel
-  std::string component_type;            ///< ITK's name, e.g. "short", "float", "unsigned_char"
-  std::string pixel_type;                ///< ITK's name, e.g. "scalar", "vector"
+  Grid grid;                         ///< first three axes (2-D images: size 1 along k)
+  unsigned dimension = 0;            ///< number of image axes as stored (2, 3, 4, ...)
+  std::vector<std::uint64_t> sizes;  ///< size along every stored axis
+  unsigned components = 1;           ///< values per voxel
+  std::string component_type;        ///< ITK's name, e.g. "short", "float", "unsigned_char"
+  std::string pixel_type;            ///< ITK's name, e.g. "scalar", "vector"
   std::uint64_t bytes_per_component = 0;
 
   /// Bytes of the pixel data as stored (all axes, all components).

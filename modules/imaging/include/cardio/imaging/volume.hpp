@@ -17,9 +17,9 @@ using Index3 = std::array<std::int64_t, 3>;
 
 /// The sampling grid of a volume.
 struct Grid {
-  Index3 size{0, 0, 0};                                  ///< voxels along i, j, k
-  Eigen::Vector3d spacing{1, 1, 1};                      ///< [mm]
-  Eigen::Vector3d origin{0, 0, 0};                       ///< centre of voxel (0,0,0) [mm]
+  Index3 size{0, 0, 0};                                     ///< voxels along i, j, k
+  Eigen::Vector3d spacing{1, 1, 1};                         ///< [mm]
+  Eigen::Vector3d origin{0, 0, 0};                          ///< centre of voxel (0,0,0) [mm]
   Eigen::Matrix3d direction = Eigen::Matrix3d::Identity();  ///< columns: index axes in physical space
 
   std::int64_t n_voxels() const { return size[0] * size[1] * size[2]; }
@@ -56,15 +56,17 @@ struct Volume {
   Grid grid;
   std::vector<T> values;  ///< grid.n_voxels() values, i fastest
 
-  T& at(std::int64_t i, std::int64_t j, std::int64_t k) { return values[static_cast<std::size_t>(grid.linear(i, j, k))]; }
+  T& at(std::int64_t i, std::int64_t j, std::int64_t k) {
+    return values[static_cast<std::size_t>(grid.linear(i, j, k))];
+  }
   const T& at(std::int64_t i, std::int64_t j, std::int64_t k) const {
     return values[static_cast<std::size_t>(grid.linear(i, j, k))];
   }
 };
 
-using LabelVolume = Volume<std::int32_t>;        ///< segmentation labels
-using ScalarVolume = Volume<float>;              ///< e.g. an angle map
-using VectorVolume = Volume<Eigen::Vector3f>;    ///< e.g. fibre directions (physical axes after import)
+using LabelVolume = Volume<std::int32_t>;      ///< segmentation labels
+using ScalarVolume = Volume<float>;            ///< e.g. an angle map
+using VectorVolume = Volume<Eigen::Vector3f>;  ///< e.g. fibre directions (physical axes after import)
 
 /// What each voxel is for the heart model, derived from the labels by the config's mapping.
 /// role 0 = outside, 1 = myocardium, 2 + c = blood pool of cavity c (cavity_names[c]).
@@ -74,8 +76,8 @@ struct RoleVolume {
   static constexpr std::uint8_t kFirstCavity = 2;
 
   Volume<std::uint8_t> role;
-  LabelVolume labels;                       ///< the original labels on the same grid (reported per element)
-  std::vector<std::string> cavity_names;    ///< e.g. {"lv", "rv"}
+  LabelVolume labels;                     ///< the original labels on the same grid (reported per element)
+  std::vector<std::string> cavity_names;  ///< e.g. {"lv", "rv"}
 
   static std::uint8_t cavity_role(std::size_t c) { return static_cast<std::uint8_t>(kFirstCavity + c); }
 };
@@ -88,8 +90,8 @@ namespace cardio::imaging {
 /// (linear index, ascending). The normal is n = f x s (right-handed).
 struct VoxelFrames {
   std::vector<std::int64_t> voxels;
-  Eigen::Matrix3Xd fibre;   ///< 3 x voxels.size(), unit
-  Eigen::Matrix3Xd sheet;   ///< 3 x voxels.size(), unit, orthogonal to fibre
+  Eigen::Matrix3Xd fibre;  ///< 3 x voxels.size(), unit
+  Eigen::Matrix3Xd sheet;  ///< 3 x voxels.size(), unit, orthogonal to fibre
 };
 
 /// Linear indices of all voxels with the given role, ascending.

@@ -15,8 +15,8 @@ namespace cardio::mechanics {
 
 /// One cube: adds nodal forces to f and returns the energy of its springs [mN mm] (the
 /// corrective forces are not conservative and carry no energy). Rest lengths come from X.
-double baudet_element_forces(const BaudetConstants& c, const NodeMatrix& x, const NodeMatrix* v,
-                             const NodeMatrix& X, NodeMatrix& f, bool corrective = true);
+double baudet_element_forces(const BaudetConstants& c, const NodeMatrix& x, const NodeMatrix* v, const NodeMatrix& X,
+                             NodeMatrix& f, bool corrective = true);
 
 class BaudetCubeForces final : public InternalForces {
  public:

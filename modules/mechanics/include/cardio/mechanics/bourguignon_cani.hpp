@@ -47,8 +47,8 @@ struct BCElementData {
   /// of the "-" point (a force g_a on the axis puts W(a, j) g_a on node j).
   Eigen::Matrix<double, 3, 8> W;
   std::array<double, 3> inv_rest_length{};  ///< 1/r_a, r_a = |L_a| [mm]; the rest axes are along f, s, n
-  double volume = 0;                    ///< rest volume V0 [mm^3]
-  double size = 0;                      ///< h = V0^(1/3) [mm] (hourglass and radial springs)
+  double volume = 0;                        ///< rest volume V0 [mm^3]
+  double size = 0;                          ///< h = V0^(1/3) [mm] (hourglass and radial springs)
 };
 
 /// Element constants for rest nodes X and frame [f s n]. Throws for a degenerate element, or

@@ -40,11 +40,11 @@ struct ActiveFibre {
 
 /// Material constants of one material (defaults: Land et al. 2015, problem 1, with a penalty).
 struct GuccioneLaw {
-  double C = 2;                ///< [kPa]
-  double b_f = 8;              ///< fibre exponent
-  double b_t = 2;              ///< transverse exponent (E_ss, E_nn, E_sn)
-  double b_fs = 4;             ///< fibre-sheet and fibre-normal shear exponent
-  double bulk = 200;           ///< kappa [kPa] of the volume penalty kappa/2 (J - 1)^2
+  double C = 2;       ///< [kPa]
+  double b_f = 8;     ///< fibre exponent
+  double b_t = 2;     ///< transverse exponent (E_ss, E_nn, E_sn)
+  double b_fs = 4;    ///< fibre-sheet and fibre-normal shear exponent
+  double bulk = 200;  ///< kappa [kPa] of the volume penalty kappa/2 (J - 1)^2
   /// Multiplier of the physical hourglass control (GuccioneHourglass; docs/calibration.md G.7):
   /// 1 = the calibrated values (bending of a voxel matches the continuum), 0 = no control.
   double hourglass_factor = 1;
@@ -56,8 +56,8 @@ struct GuccioneLaw {
   /// volume penalty's pressure; default).
   enum class HourglassStress { none, elastic };
   HourglassStress hourglass_stress = HourglassStress::elastic;
-  double damping_time = 0;     ///< tau [ms]: viscous stress tau * (small-strain Guccione moduli) : dE/dt
-  ActiveFibre active;          ///< activation-modulated option (off by default)
+  double damping_time = 0;  ///< tau [ms]: viscous stress tau * (small-strain Guccione moduli) : dE/dt
+  ActiveFibre active;       ///< activation-modulated option (off by default)
 
   /// Throws cardio::Error naming the first constant out of range.
   void validate() const;
@@ -99,9 +99,11 @@ double guccione_hourglass_modulus(const GuccioneLaw& law);
 /// E_m the uniaxial moduli, s = (1 + gamma a) e^Q the law's current stiffening and S the current
 /// elastic stress (geometric part). Zero on affine motions; times hourglass_factor.
 struct GuccioneHourglass {
-  Eigen::Matrix3d B = Eigen::Matrix3d::Zero();      ///< F e_i = A B e_i (B = diag(1/r) R^T R_L)
-  Eigen::Matrix3d T = Eigen::Matrix3d::Zero();      ///< lattice axes e_i in the material frame (R^T R_L)
-  std::array<Eigen::Matrix3d, 3> K{Eigen::Matrix3d::Zero(), Eigen::Matrix3d::Zero(), Eigen::Matrix3d::Zero()};  ///< group k: (V0/3) C_k [mN mm] on (eps_ii, eps_jj, gamma_ij)
+  Eigen::Matrix3d B = Eigen::Matrix3d::Zero();  ///< F e_i = A B e_i (B = diag(1/r) R^T R_L)
+  Eigen::Matrix3d T = Eigen::Matrix3d::Zero();  ///< lattice axes e_i in the material frame (R^T R_L)
+  std::array<Eigen::Matrix3d, 3> K{
+      Eigen::Matrix3d::Zero(), Eigen::Matrix3d::Zero(),
+      Eigen::Matrix3d::Zero()};                     ///< group k: (V0/3) C_k [mN mm] on (eps_ii, eps_jj, gamma_ij)
   Eigen::Vector3d k_xyz = Eigen::Vector3d::Zero();  ///< xyz mode: (V0/9) E_m / (8 alpha_m)^2 [mN/mm] on p_m,xyz
   Eigen::Vector3d ia = Eigen::Vector3d::Zero();     ///< 1 / (8 alpha_i) [1/mm]
   double volume = 0;                                ///< V0 [mm^3]

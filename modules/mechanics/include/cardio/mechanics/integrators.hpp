@@ -13,7 +13,8 @@ namespace cardio::mechanics {
 enum class Scheme { verlet, semi_implicit_euler };
 
 /// Forces at (x, v, t) written into f (overwritten).
-using ForceFn = std::function<void(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double t, Eigen::Matrix3Xd& f)>;
+using ForceFn =
+    std::function<void(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double t, Eigen::Matrix3Xd& f)>;
 /// Constraint projection at time t (may be empty).
 using ProjectFn = std::function<void(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double t)>;
 
@@ -41,15 +42,15 @@ double stable_time_step(double max_frequency, double damping_time);
 
 /// Stops with a clear error if any node is non-finite or moved farther than `max_move` [mm]
 /// in one step (an exploding simulation), naming the step, node and an element containing it.
-void check_state(const MassSpringSystem& sys, const HexMesh& mesh, const NodeState& s, double dt,
-                 long step_index, double t);
+void check_state(const MassSpringSystem& sys, const HexMesh& mesh, const NodeState& s, double dt, long step_index,
+                 double t);
 
 struct QuasiStaticOptions {
-  int load_steps = 1;            ///< load fraction raised in equal increments (to s_to)
-  double residual_tol = 1e-8;    ///< stop when max free residual <= tol * force scale
-  long max_iterations = 1000000; ///< per load step
-  double dt = 0;                 ///< pseudo time step [ms]; 0: estimated at each load step
-  double dt_safety = 0.8;        ///< fraction of the estimated stable step when dt = 0
+  int load_steps = 1;             ///< load fraction raised in equal increments (to s_to)
+  double residual_tol = 1e-8;     ///< stop when max free residual <= tol * force scale
+  long max_iterations = 1000000;  ///< per load step
+  double dt = 0;                  ///< pseudo time step [ms]; 0: estimated at each load step
+  double dt_safety = 0.8;         ///< fraction of the estimated stable step when dt = 0
   int check_every = 10;
   /// dt = 0: the stable step is re-estimated during a load step (warm-started power iteration,
   /// `reestimate_iterations` iterations) at most every `reestimate_interval` iterations, once some

@@ -55,8 +55,7 @@ class InternalForces {
   /// For Newton's method: whether element_stiffness is available.
   virtual bool has_stiffness() const { return false; }
   /// K = -df/dx of the elastic forces (no damping) of element e at the node positions x (3 x n).
-  void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in,
-                         ElementStiffness& K) const {
+  void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in, ElementStiffness& K) const {
     do_element_stiffness(e, x, in, K);
   }
   /// The same without active tension.

@@ -20,12 +20,12 @@
 namespace cardio::mechanics {
 
 struct SelectiveMassScaling {
-  Eigen::VectorXd nodal_mass;           ///< [mg], the input masses plus the added mass
-  double bound_frequency_before = 0;    ///< largest element bound [1/ms] without the added mass
-  double bound_frequency_after = 0;     ///< the cap omega [1/ms] the added mass reaches
-  double added_mass_fraction = 0;       ///< added / total input mass
-  std::int64_t scaled_elements = 0;     ///< elements that received mass
-  double largest_element_factor = 1;    ///< largest mass multiplier of one element
+  Eigen::VectorXd nodal_mass;         ///< [mg], the input masses plus the added mass
+  double bound_frequency_before = 0;  ///< largest element bound [1/ms] without the added mass
+  double bound_frequency_after = 0;   ///< the cap omega [1/ms] the added mass reaches
+  double added_mass_fraction = 0;     ///< added / total input mass
+  std::int64_t scaled_elements = 0;   ///< elements that received mass
+  double largest_element_factor = 1;  ///< largest mass multiplier of one element
 };
 
 /// Element frequency bounds omega_e [1/ms] at positions x: sqrt(lambda_max(K_e) / (m_e / 8)).

@@ -24,8 +24,8 @@ struct ElasticConstants {
   static ElasticConstants transversely_isotropic_bulk(double E_f, double E_c, double G, double K);
 };
 
-/// Axial spring law of one axis (docs/calibration.md sec. 3; the non-linear springs B&C 2000 announce in sec. 6). With stretch
-/// lambda = |l|/r and E = (lambda^2 - 1)/2 the first Piola stress along the axis is
+/// Axial spring law of one axis (docs/calibration.md sec. 3; the non-linear springs B&C 2000 announce in sec. 6). With
+/// stretch lambda = |l|/r and E = (lambda^2 - 1)/2 the first Piola stress along the axis is
 ///  linear:       P = d (lambda - 1)
 ///  exponential:  P = lambda S,  S = C b E exp(b E^2)   (Guccione-type, C = d / b)
 /// so both have the small-strain axial modulus d. Force on the axis = A P, A = V0 / r.
@@ -42,12 +42,12 @@ struct AxisLaw {
 /// K_ab = G_ab V0 (angular, energy K/2 (cos - c)^2), kappa V0 (Jacobian volume term),
 /// k_v = 3 r_v h / 2 (paper's radial volume springs, h = V0^(1/3)), k_hg = g h / 6 (hourglass).
 struct BCModuli {
-  std::array<AxisLaw, 3> axial;            ///< laws along f, s, n
-  std::array<double, 3> shear{0, 0, 0};    ///< angular moduli G_fs, G_fn, G_sn [kPa]
-  double bulk_jacobian = 0;                ///< kappa of the J = det F volume term [kPa]
-  double radial = 0;                       ///< r_v: normal-coupling modulus of radial springs [kPa]
-  double hourglass = 0;                    ///< g: hourglass-control modulus [kPa]
-  double damping_time = 0;                 ///< tau [ms]: damping coefficient kd = tau * k
+  std::array<AxisLaw, 3> axial;          ///< laws along f, s, n
+  std::array<double, 3> shear{0, 0, 0};  ///< angular moduli G_fs, G_fn, G_sn [kPa]
+  double bulk_jacobian = 0;              ///< kappa of the J = det F volume term [kPa]
+  double radial = 0;                     ///< r_v: normal-coupling modulus of radial springs [kPa]
+  double hourglass = 0;                  ///< g: hourglass-control modulus [kPa]
+  double damping_time = 0;               ///< tau [ms]: damping coefficient kd = tau * k
 };
 
 /// Options of the calibration.
@@ -75,10 +75,10 @@ BCModuli calibrate_bourguignon_cani(const ElasticConstants& c, const BCCalibrati
 /// eqs. 7-9): k_edge = E h (4 nu + 1) / (8 (1 + nu)), k_diag = 3 E h / (8 (1 + nu)),
 /// corrective coefficient gamma = (4 nu - 1) / 2 (docs/calibration.md relates it to eq. 9).
 struct BaudetConstants {
-  double k_edge = 0;    ///< [mN/mm]
-  double k_diag = 0;    ///< [mN/mm]
-  double gamma = 0;     ///< corrective-force coefficient (dimensionless)
-  double hourglass = 0; ///< hourglass stiffness k_hg [mN/mm] (our addition, see docs)
+  double k_edge = 0;        ///< [mN/mm]
+  double k_diag = 0;        ///< [mN/mm]
+  double gamma = 0;         ///< corrective-force coefficient (dimensionless)
+  double hourglass = 0;     ///< hourglass stiffness k_hg [mN/mm] (our addition, see docs)
   double damping_time = 0;  ///< [ms]
 };
 /// hourglass_factor scales k_hg = E h / 6 (0 = the paper's element alone). The edge springs
@@ -91,7 +91,6 @@ BaudetConstants calibrate_baudet(double E, double nu, double h, double damping_t
 Eigen::Matrix<double, 6, 6> stiffness_voigt(const BCModuli& m);
 
 /// Rotate a Voigt stiffness from the material frame R = [f s n] to the global frame.
-Eigen::Matrix<double, 6, 6> rotate_voigt(const Eigen::Matrix<double, 6, 6>& C,
-                                         const Eigen::Matrix3d& R);
+Eigen::Matrix<double, 6, 6> rotate_voigt(const Eigen::Matrix<double, 6, 6>& C, const Eigen::Matrix3d& R);
 
 }  // namespace cardio::mechanics

@@ -40,10 +40,10 @@ inline constexpr std::array<std::array<int, 4>, 6> kHexFaces{{
 
 /// A hexahedral mesh in physical space [mm] with an orthonormal frame per element.
 struct HexMesh {
-  Eigen::Matrix3Xd rest;          ///< rest node positions [mm], 3 x n_nodes
-  std::vector<Hex> hexes;         ///< connectivity, VTK order
-  Eigen::Matrix3Xd fibre;         ///< per-element unit fibre direction f, 3 x n_elements
-  Eigen::Matrix3Xd sheet;         ///< per-element unit sheet direction s (orthogonal to f)
+  Eigen::Matrix3Xd rest;                ///< rest node positions [mm], 3 x n_nodes
+  std::vector<Hex> hexes;               ///< connectivity, VTK order
+  Eigen::Matrix3Xd fibre;               ///< per-element unit fibre direction f, 3 x n_elements
+  Eigen::Matrix3Xd sheet;               ///< per-element unit sheet direction s (orthogonal to f)
   std::vector<std::uint16_t> material;  ///< per-element index into the material list
   /// Optional fibre frames at the 8 samples (2x2x2 Gauss points) of every element, for the
   /// sampled-axes element: column 8 e + g is sample g of element e (3 x 8 n_elements). Empty:
@@ -96,8 +96,8 @@ double enclosed_volume(const std::vector<Quad>& surface, const Eigen::Matrix3Xd&
 /// thread count (bit-identical sums, no atomics), and consecutive elements keep their shared
 /// nodes in cache. The chunk size depends on the mesh only, never on the thread count.
 struct ElementSchedule {
-  std::vector<std::int32_t> chunk_begin;               ///< chunk c is [chunk_begin[c], chunk_begin[c+1])
-  std::vector<std::vector<std::int32_t>> colours;      ///< chunk ids per colour
+  std::vector<std::int32_t> chunk_begin;           ///< chunk c is [chunk_begin[c], chunk_begin[c+1])
+  std::vector<std::vector<std::int32_t>> colours;  ///< chunk ids per colour
 };
 ElementSchedule schedule_elements(const HexMesh& mesh);
 

@@ -83,11 +83,10 @@ class GuccioneForces final : public InternalForces {
   std::vector<BCElementData> m_data;
   std::vector<std::uint16_t> m_material;
   std::vector<GuccioneLaw> m_laws;
-  std::vector<GuccioneHourglass> m_hg;  ///< per element (one-point)
+  std::vector<GuccioneHourglass> m_hg;                 ///< per element (one-point)
   std::unique_ptr<detail::SampledElements> m_sampled;  ///< SIMD blocks (sampled axes)
   ElementKind m_kind = ElementKind::one_point;
   ElementSchedule m_schedule;
 };
-
 
 }  // namespace cardio::mechanics

@@ -8,7 +8,8 @@
 /// conjugate gradients on the next tangent; indefinite tangents are projected element by element),
 /// Eigen's SparseLU (the full, unsymmetric tangent) or conjugate gradients (incomplete Cholesky;
 /// for problems too large to factorise). A line search on the energy's slope guards each update;
-/// a load increment that does not converge is cut in half and retried. Deterministic: assembly sums in element order whatever the threads.
+/// a load increment that does not converge is cut in half and retried. Deterministic: assembly sums in element order
+/// whatever the threads.
 #include <Eigen/Core>
 #include <functional>
 #include <iosfwd>
@@ -38,12 +39,12 @@ struct NewtonOptions {
 
 struct NewtonStats {
   bool converged = false;
-  int increments = 0;       ///< converged load increments
-  int cuts = 0;             ///< failed increments retried with half the load step
-  int iterations = 0;       ///< Newton iterations (tangent assemblies and solves), failed ones included
-  int factorisations = 0;   ///< sparse Cholesky factorisations (cholmod)
+  int increments = 0;         ///< converged load increments
+  int cuts = 0;               ///< failed increments retried with half the load step
+  int iterations = 0;         ///< Newton iterations (tangent assemblies and solves), failed ones included
+  int factorisations = 0;     ///< sparse Cholesky factorisations (cholmod)
   int krylov_iterations = 0;  ///< conjugate-gradient iterations preconditioned by an earlier factorisation
-  double residual = 0;      ///< final relative residual
+  double residual = 0;        ///< final relative residual
   double assemble_seconds = 0, solve_seconds = 0;
 };
 

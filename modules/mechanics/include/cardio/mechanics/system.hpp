@@ -16,10 +16,10 @@ namespace cardio::mechanics {
 
 /// Struct-of-arrays node state. Vector fields are 3 x n_nodes (a node's xyz contiguous).
 struct NodeState {
-  Eigen::Matrix3Xd x;     ///< positions [mm]
-  Eigen::Matrix3Xd v;     ///< velocities [mm/ms]
-  Eigen::Matrix3Xd f;     ///< total forces [mN] at (x, v)
-  Eigen::VectorXd mass;   ///< lumped masses [mg]
+  Eigen::Matrix3Xd x;    ///< positions [mm]
+  Eigen::Matrix3Xd v;    ///< velocities [mm/ms]
+  Eigen::Matrix3Xd f;    ///< total forces [mN] at (x, v)
+  Eigen::VectorXd mass;  ///< lumped masses [mg]
 };
 
 /// Follower pressure on a set of boundary quads: force -p n dA (p > 0 pushes into the body),

@@ -25,9 +25,9 @@ struct SurfaceTag {
 
 /// One boundary face of a myocardium voxel.
 struct VoxelFace {
-  std::int64_t voxel;   ///< linear index of the myocardium voxel
+  std::int64_t voxel;  ///< linear index of the myocardium voxel
   VoxelSide side;
-  std::uint8_t tag;     ///< SurfaceTag value
+  std::uint8_t tag;  ///< SurfaceTag value
 };
 
 /// How to find the base (valve plane). automatic: the plane through the centroid of the cavities'
@@ -38,9 +38,9 @@ struct VoxelFace {
 struct BaseSpec {
   enum class Mode { automatic, plane, none };
   Mode mode = Mode::automatic;
-  Eigen::Vector3d point{0, 0, 0};     ///< [mm] (plane mode)
-  Eigen::Vector3d normal{0, 0, 1};    ///< apex -> base (plane mode)
-  double tolerance = 0.0;             ///< [mm]; 0 = 3/4 of the largest voxel spacing
+  Eigen::Vector3d point{0, 0, 0};   ///< [mm] (plane mode)
+  Eigen::Vector3d normal{0, 0, 1};  ///< apex -> base (plane mode)
+  double tolerance = 0.0;           ///< [mm]; 0 = 3/4 of the largest voxel spacing
 };
 
 /// Long axis: unit normal of the base plane (apex to base), a point on the base plane, and the apex
@@ -53,7 +53,7 @@ struct LongAxis {
 };
 
 struct BoundaryClassification {
-  std::vector<VoxelFace> faces;   ///< by voxel (ascending), then side
+  std::vector<VoxelFace> faces;  ///< by voxel (ascending), then side
   LongAxis axis;
   std::vector<std::string> tag_names;  ///< index = tag: "epicardium", "base", "endocardium_<cavity>"
 };

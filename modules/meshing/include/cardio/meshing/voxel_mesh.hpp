@@ -26,11 +26,11 @@ namespace cardio::meshing {
 /// triangles over the rim. The lid therefore moves with the rim and needs no nodes of its own.
 struct CavitySurface {
   std::string name;
-  std::vector<std::int32_t> nodes;                  ///< mesh node ids of the surface points
-  std::vector<std::int32_t> rim;                    ///< indices into `nodes` of the rim (lid boundary)
+  std::vector<std::int32_t> nodes;                     ///< mesh node ids of the surface points
+  std::vector<std::int32_t> rim;                       ///< indices into `nodes` of the rim (lid boundary)
   std::vector<std::array<std::int32_t, 3>> triangles;  ///< point indices; first the endocardium, then the lid
   std::int64_t n_endocardial_triangles = 0;
-  std::int64_t n_nonmanifold_edges = 0;             ///< edges in more than two triangles (voxel staircase)
+  std::int64_t n_nonmanifold_edges = 0;  ///< edges in more than two triangles (voxel staircase)
 
   bool has_lid() const { return !rim.empty(); }
   std::int32_t lid_centre() const { return static_cast<std::int32_t>(nodes.size()); }
@@ -47,7 +47,7 @@ double cavity_volume(const CavitySurface& cavity, const Eigen::Matrix3Xd& x);
 std::string check_closed_surface(const CavitySurface& cavity, const Eigen::Matrix3Xd& x);
 
 struct IslandReport {
-  std::int64_t components = 0;        ///< face-connected myocardium components found
+  std::int64_t components = 0;  ///< face-connected myocardium components found
   std::int64_t dropped_components = 0;
   std::int64_t dropped_voxels = 0;
   std::int64_t kept_voxels = 0;
@@ -60,13 +60,13 @@ IslandReport drop_islands(imaging::RoleVolume& roles, bool keep);
 
 /// A voxel hexahedral mesh and everything the model stage needs from the image.
 struct VoxelMesh {
-  mechanics::HexMesh mesh;              ///< nodes [mm], hexes, frames; material = index into labels_used
-  std::vector<std::int32_t> label;      ///< per element: the image label
+  mechanics::HexMesh mesh;                ///< nodes [mm], hexes, frames; material = index into labels_used
+  std::vector<std::int32_t> label;        ///< per element: the image label
   std::vector<std::int32_t> labels_used;  ///< sorted distinct myocardium labels (material index -> label)
-  std::vector<std::int64_t> voxel;      ///< per element: linear voxel index in `grid`
+  std::vector<std::int64_t> voxel;        ///< per element: linear voxel index in `grid`
   imaging::Grid grid;
-  Eigen::VectorXd volume;               ///< per element rest volume [mm^3]
-  Eigen::VectorXd mass;                 ///< per node lumped mass [mg]
+  Eigen::VectorXd volume;                      ///< per element rest volume [mm^3]
+  Eigen::VectorXd mass;                        ///< per node lumped mass [mg]
   std::vector<mechanics::Quad> surface_quads;  ///< boundary faces, outward (right-hand rule)
   std::vector<std::uint8_t> surface_tag;       ///< SurfaceTag per quad
   std::vector<std::string> tag_names;

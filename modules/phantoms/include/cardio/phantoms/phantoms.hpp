@@ -30,8 +30,8 @@ struct PhantomLabels {
   std::int32_t outside = 0;
   std::int32_t lv_myocardium = 1;
   std::int32_t lv_cavity = 2;
-  std::int32_t rv_myocardium = 3;   ///< RV free wall (biventricular phantom only)
-  std::int32_t rv_cavity = 4;       ///< (biventricular phantom only)
+  std::int32_t rv_myocardium = 3;  ///< RV free wall (biventricular phantom only)
+  std::int32_t rv_cavity = 4;      ///< (biventricular phantom only)
 };
 
 /// A family of coaxial ellipsoids: semi-axes interpolate linearly between `inner`
@@ -75,7 +75,7 @@ struct HelixRule {
 };
 
 struct PhantomSpec {
-  double voxel_size = 1.0;                               ///< isotropic [mm]
+  double voxel_size = 1.0;  ///< isotropic [mm]
   LvGeometry lv;
   bool biventricular = false;
   RvGeometry rv;
@@ -128,11 +128,11 @@ Eigen::Vector3d project_onto_surface(const PhantomSpec& spec, PhantomSurface sur
 
 /// Point of an ellipsoid shell in ellipsoidal coordinates, with the local unit directions.
 struct ShellCoordinates {
-  double t = 0;              ///< transmural (0 inner surface, 1 outer); may leave [0, 1]
-  double u = 0, v = 0;       ///< [rad]
-  Eigen::Vector3d e_u;       ///< meridian tangent, apex -> base (orthogonalised against e_v)
-  Eigen::Vector3d e_v;       ///< circumferential, counterclockwise seen from the base
-  Eigen::Vector3d normal;    ///< outward unit normal of the surface t = const
+  double t = 0;            ///< transmural (0 inner surface, 1 outer); may leave [0, 1]
+  double u = 0, v = 0;     ///< [rad]
+  Eigen::Vector3d e_u;     ///< meridian tangent, apex -> base (orthogonalised against e_v)
+  Eigen::Vector3d e_v;     ///< circumferential, counterclockwise seen from the base
+  Eigen::Vector3d normal;  ///< outward unit normal of the surface t = const
 };
 
 /// Coordinates of point p (phantom frame) in the shell: t is the root of

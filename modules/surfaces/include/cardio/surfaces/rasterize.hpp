@@ -22,11 +22,11 @@ struct Endocardium {
 };
 
 struct RasterizeOptions {
-  double voxel_size_mm = 1.0;        ///< isotropic grid spacing
+  double voxel_size_mm = 1.0;  ///< isotropic grid spacing
   /// Points closer than this are merged before the closedness check (patches written without shared
   /// vertices). 0 merges only exactly coincident points.
   double merge_tolerance_mm = 1e-3;
-  int margin_voxels = 2;             ///< empty voxels around the surface bounds, >= 1
+  int margin_voxels = 2;  ///< empty voxels around the surface bounds, >= 1
   /// Patch-class array, point or cell data. A triangle's class is its cell value or, for point data,
   /// the class shared by all 3 of its points; triangles with mixed point classes (the seams between
   /// patches) belong to no patch but still bound the myocardium.
@@ -44,13 +44,13 @@ struct RasterizedSurface {
   /// Axis-aligned grid (direction identity); 0 outside, 1 myocardium, 2 + c cavity c. Myocardium wins
   /// where a cavity overlaps it; where cavities overlap each other the earlier one wins.
   imaging::LabelVolume labels;
-  std::vector<std::string> cavity_names;              ///< in label order
-  double tissue_volume_mm3 = 0;                       ///< enclosed by the whole surface (even-odd)
-  std::vector<double> cavity_volume_mm3;              ///< enclosed by endocardium + lid
+  std::vector<std::string> cavity_names;                 ///< in label order
+  double tissue_volume_mm3 = 0;                          ///< enclosed by the whole surface (even-odd)
+  std::vector<double> cavity_volume_mm3;                 ///< enclosed by endocardium + lid
   std::vector<std::int64_t> endocardium_boundary_edges;  ///< of each patch before the lid
-  std::int64_t merged_points = 0;  ///< points removed by the merge (used points before - after)
-  std::int64_t points = 0;         ///< after merging
-  std::int64_t triangles = 0;      ///< after merging (degenerate ones dropped)
+  std::int64_t merged_points = 0;                        ///< points removed by the merge (used points before - after)
+  std::int64_t points = 0;                               ///< after merging
+  std::int64_t triangles = 0;                            ///< after merging (degenerate ones dropped)
   /// The merged source triangles by the mesh's surface tag name: "epicardium" (its patch, or the
   /// whole surface when the file has no classes) and "endocardium_<cavity>": the smooth surfaces
   /// the boundary fit projects onto.
