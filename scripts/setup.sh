@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake ninja-build pkg-config
+packages=(g++ cmake ninja-build pkg-config clang-format   # clang-format: scripts/check_format.sh
           libeigen3-dev libxsimd-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev
           libvtk9-dev libinsighttoolkit5-dev zlib1g-dev
           libsuitesparse-dev libopenblas0-pthread   # CHOLMOD (Newton), optimised BLAS for it
