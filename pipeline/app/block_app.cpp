@@ -21,9 +21,7 @@ int BlockRun::run(Stage& stage) {
     stage.what = "running the block experiment of " + std::to_string(m_cfg.block.nx) + " x " +
                  std::to_string(m_cfg.block.ny) + " x " + std::to_string(m_cfg.block.nz) + " voxels";
     pipeline::ExperimentResult r = pipeline::run_experiment(m_cfg, &log);
-    r.summary["version"] = CARDIO_VERSION;
-    r.summary["config"] = m_args.config;
-    r.summary["finished_utc"] = pipeline::utc_now();
+    dir.stamp(r.summary);  // the provenance of a heart run: version, config, its hash, threads, time
     if (m_cfg.write_vtu) io::write_vtu(out / "final.vtu", r.mesh, r.state.x, {{"velocity", r.state.v}});
     io::write_json(out / "summary.json", r.summary);
     log << "measured: " << r.summary["measured"].dump() << "\n";

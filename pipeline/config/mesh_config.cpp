@@ -86,7 +86,8 @@ meshing::BaseSpec parse_base(const Node& n) {
   } else {
     for (const char* k : {"point", "normal"}) n.reject_if_present(k, "used with mode: plane only");
   }
-  b.tolerance = n.quantity("tolerance", Dimension::length, 0.0, Range::non_negative());
+  // auto: 3/4 of the largest voxel spacing (meshing::BaseSpec keeps 0 for it).
+  b.tolerance = n.quantity_or_auto("tolerance", Dimension::length, Range::positive()).value_or(0.0);
   return b;
 }
 
