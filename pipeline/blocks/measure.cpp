@@ -17,19 +17,20 @@ struct Measurement {
   const RunConfig& cfg;
   const ExperimentModel& m;
   const mech::NodeState& s;
+  const mech::BlockSpec& b = cfg.block;
+  const ExperimentParams& x = cfg.experiment;
   bool predictable = false;
   Eigen::Matrix<double, 6, 6> S = Eigen::Matrix<double, 6, 6>::Zero();
   double dV = 0;  ///< relative change of the enclosed volume
+
+  void elongation(json& out) const;
+  void shear(json& out) const;
+  void inflation(json& out) const;
+  void cantilever(json& out) const;
 };
 
 /// E and the Poisson ratios from the face displacements and the reaction (or the traction).
-void measure_elongation(const Measurement& c, json& out) {
-  const mech::BlockSpec& b = c.cfg.block;
-  const ExperimentParams& x = c.cfg.experiment;
-  const auto& s = c.s;
-  const auto& m = c.m;
-  const bool predictable = c.predictable;
-  const auto& S = c.S;
+void Measurement::elongation(json& out) const {
   const int a = x.axis;
   auto strain = [&](int ax, int comp) {
     return (mean_displacement(s, m.mesh, face_nodes(b, ax, true), comp) -
@@ -64,12 +65,7 @@ void measure_elongation(const Measurement& c, json& out) {
 }
 
 /// G from the shear reaction.
-void measure_shear(const Measurement& c, json& out) {
-  const mech::BlockSpec& b = c.cfg.block;
-  const ExperimentParams& x = c.cfg.experiment;
-  const auto& s = c.s;
-  const bool predictable = c.predictable;
-  const auto& S = c.S;
+void Measurement::shear(json& out) const {
   const int d = x.axis, nrm = x.shear_normal;
   double force = 0;
   for (std::int32_t n : face_nodes(b, nrm, true)) force -= s.f(d, n);
@@ -82,30 +78,21 @@ void measure_shear(const Measurement& c, json& out) {
 }
 
 /// K from the enclosed volume.
-void measure_inflation(const Measurement& c, json& out) {
-  const ExperimentParams& x = c.cfg.experiment;
-  const bool predictable = c.predictable;
-  const auto& S = c.S;
+void Measurement::inflation(json& out) const {
   out["pressure_kPa"] = x.pressure;
-  out["bulk_modulus_kPa"] = -x.pressure / c.dV;
+  out["bulk_modulus_kPa"] = -x.pressure / dV;
   if (predictable) out["expected"]["bulk_modulus_kPa"] = 1 / S.topLeftCorner<3, 3>().sum();
 }
 
 /// The deflection of every cross-section against Euler-Bernoulli and Timoshenko.
-void measure_cantilever(const Measurement& c, json& out) {
-  const mech::BlockSpec& b = c.cfg.block;
-  const ExperimentParams& x = c.cfg.experiment;
-  const auto& s = c.s;
-  const auto& m = c.m;
-  const bool predictable = c.predictable;
-  const auto& S = c.S;
+void Measurement::cantilever(json& out) const {
   // Euler-Bernoulli deflection under its own weight (Baudet et al. 2007, eq. 10):
   // w(x) = q/(24 E I)(6 L^2 x^2 - 4 L x^3 + x^4), q = rho g A, I = W H^3 / 12; and the
   // Timoshenko beam, which adds the shear deflection q/(k G A)(L x - x^2/2), k = 5/6.
   const double L = length(b, 0), W = length(b, 1), H = length(b, 2);
-  const double E = predictable ? 1 / S(0, 0) : c.cfg.material.constants.E_fibre;
-  const double G = predictable ? 1 / S(4, 4) : c.cfg.material.constants.G_fibre;
-  const double q = c.cfg.material.density * std::abs(x.gravity[2]) * W * H;
+  const double E = predictable ? 1 / S(0, 0) : cfg.material.constants.E_fibre;
+  const double G = predictable ? 1 / S(4, 4) : cfg.material.constants.G_fibre;
+  const double q = cfg.material.density * std::abs(x.gravity[2]) * W * H;
   const double I = W * H * H * H / 12;
   json table = json::array();
   double max_err = 0, w_tip = 0, eb_tip = 0, t_tip = 0;
@@ -143,16 +130,16 @@ json measure(const RunConfig& cfg, const ExperimentModel& m, const mech::NodeSta
   out["volume_change_percent"] = 100 * c.dV;
   switch (cfg.experiment.kind) {
     case ExperimentKind::elongation:
-      measure_elongation(c, out);
+      c.elongation(out);
       break;
     case ExperimentKind::shear:
-      measure_shear(c, out);
+      c.shear(out);
       break;
     case ExperimentKind::inflation:
-      measure_inflation(c, out);
+      c.inflation(out);
       break;
     case ExperimentKind::cantilever:
-      measure_cantilever(c, out);
+      c.cantilever(out);
       break;
   }
   return out;

@@ -7,15 +7,16 @@
 
 namespace cardio::pipeline {
 
-std::string_view name_of(SimulationMode mode) { return mode == SimulationMode::beat ? "beat" : "quasi_static"; }
+const config::Choices<SimulationMode> kSimulationModes{{"quasi_static", SimulationMode::quasi_static},
+                                                       {"beat", SimulationMode::beat}};
+const config::Choices<StaticSolver> kStaticSolvers{{"newton", StaticSolver::newton},
+                                                   {"dynamic_relaxation", StaticSolver::dynamic_relaxation}};
+const config::Choices<StrainReference> kStrainReferences{{"rest", StrainReference::rest},
+                                                         {"end_diastole", StrainReference::end_diastole}};
 
-std::string_view name_of(StrainReference reference) {
-  return reference == StrainReference::end_diastole ? "end_diastole" : "rest";
-}
-
-std::string_view name_of(StaticSolver solver) {
-  return solver == StaticSolver::newton ? "newton" : "dynamic_relaxation";
-}
+std::string_view name_of(SimulationMode mode) { return config::name_in(kSimulationModes, mode); }
+std::string_view name_of(StrainReference reference) { return config::name_in(kStrainReferences, reference); }
+std::string_view name_of(StaticSolver solver) { return config::name_in(kStaticSolvers, solver); }
 namespace {
 
 using config::Node;
@@ -151,9 +152,8 @@ std::vector<circulation::CavityCirculation> parse_circulation(const Node& n, con
 /// dynamic relaxation (the one-point element), and the keys of the one chosen.
 void parse_static_solver(const Node& sim, HeartSimulation& h) {
   const bool has_tangent = h.material.element == mechanics::ElementKind::sampled_axes;
-  h.solver = sim.choice_of<StaticSolver>(
-      "solver", {{"newton", StaticSolver::newton}, {"dynamic_relaxation", StaticSolver::dynamic_relaxation}},
-      has_tangent ? StaticSolver::newton : StaticSolver::dynamic_relaxation);
+  h.solver =
+      sim.choice_of("solver", kStaticSolvers, has_tangent ? StaticSolver::newton : StaticSolver::dynamic_relaxation);
   if (h.solver == StaticSolver::newton && !has_tangent)
     sim.fail("solver",
              "Newton's method needs the tangent of the sampled-axes element; the one-point element "
@@ -244,9 +244,7 @@ void parse_quasi_static(const Node& sim, const Node& root, HeartSimulation& h) {
 
 AnalysisParams parse_analysis(const Node& an, const std::vector<circulation::CavityCirculation>& circulation) {
   AnalysisParams a;
-  a.reference = an.choice_of<StrainReference>(
-      "reference", {{"rest", StrainReference::rest}, {"end_diastole", StrainReference::end_diastole}},
-      StrainReference::rest);
+  a.reference = an.choice_of("reference", kStrainReferences, StrainReference::rest);
   a.lv_cavity = an.text("lv_cavity", circulation.front().name);
   if (std::none_of(circulation.begin(), circulation.end(), [&](const auto& c) { return c.name == a.lv_cavity; }))
     an.fail("lv_cavity", "expected the name of a cavity in circulation.cavities");
@@ -312,9 +310,7 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
   parse_boundary(root.child_or_empty("boundary"), h);
   h.pressures = parse_pressures(root.child_or_empty("loads"));
   const Node sim = root.child_or_empty("simulation");
-  h.mode = sim.choice_of<SimulationMode>(
-      "mode", {{"quasi_static", SimulationMode::quasi_static}, {"beat", SimulationMode::beat}},
-      SimulationMode::quasi_static);
+  h.mode = sim.choice_of("mode", kSimulationModes, SimulationMode::quasi_static);
   h.simd = sim.choice("simd", {"auto", "avx512", "avx2", "baseline"}, "auto");
   if (h.mode == SimulationMode::quasi_static)
     parse_quasi_static(sim, root, h);

@@ -7,29 +7,19 @@
 
 namespace cardio::pipeline {
 
-std::string_view name_of(FibreSource source) {
-  switch (source) {
-    case FibreSource::phantom:
-      return "phantom";
-    case FibreSource::vectors:
-      return "vectors";
-    case FibreSource::angles:
-      return "angles";
-    case FibreSource::uniform:
-      return "uniform";
-    case FibreSource::rule:
-      break;
-  }
-  return "rule";
-}
+const config::Choices<FibreSource> kFibreSources{{"phantom", FibreSource::phantom},
+                                                 {"rule", FibreSource::rule},
+                                                 {"vectors", FibreSource::vectors},
+                                                 {"angles", FibreSource::angles},
+                                                 {"uniform", FibreSource::uniform}};
+const config::Choices<PhantomFibres> kPhantomFibres{{"land_benchmark", PhantomFibres::land_benchmark},
+                                                    {"streeter", PhantomFibres::streeter}};
+const config::Choices<PhantomKind> kPhantomKinds{{"lv_ellipsoid", PhantomKind::lv_ellipsoid},
+                                                 {"biventricular", PhantomKind::biventricular}};
 
-std::string_view name_of(PhantomFibres fibres) {
-  return fibres == PhantomFibres::streeter ? "streeter" : "land_benchmark";
-}
-
-std::string_view name_of(PhantomKind kind) {
-  return kind == PhantomKind::biventricular ? "biventricular" : "lv_ellipsoid";
-}
+std::string_view name_of(FibreSource source) { return config::name_in(kFibreSources, source); }
+std::string_view name_of(PhantomFibres fibres) { return config::name_in(kPhantomFibres, fibres); }
+std::string_view name_of(PhantomKind kind) { return config::name_in(kPhantomKinds, kind); }
 namespace {
 
 using config::Node;
@@ -93,13 +83,9 @@ meshing::BaseSpec parse_base(const Node& n) {
 
 PhantomParams parse_phantom(const Node& n) {
   PhantomParams p;
-  p.kind = n.choice_of<PhantomKind>(
-      "kind", {{"lv_ellipsoid", PhantomKind::lv_ellipsoid}, {"biventricular", PhantomKind::biventricular}},
-      PhantomKind::lv_ellipsoid);
+  p.kind = n.choice_of("kind", kPhantomKinds, PhantomKind::lv_ellipsoid);
   p.voxel_size = n.quantity("voxel_size", Dimension::length, 1.0, Range::open(0.05, 50));
-  p.fibres = n.choice_of<PhantomFibres>(
-      "fibres", {{"land_benchmark", PhantomFibres::land_benchmark}, {"streeter", PhantomFibres::streeter}},
-      PhantomFibres::land_benchmark);
+  p.fibres = n.choice_of("fibres", kPhantomFibres, PhantomFibres::land_benchmark);
   p.rotation_axis = n.vec3("rotation_axis", Dimension::dimensionless, Eigen::Vector3d::UnitZ());
   if (!(p.rotation_axis.norm() > 0)) n.fail("rotation_axis", "expected a non-zero axis");
   p.rotation_axis.normalize();
@@ -200,13 +186,8 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
 
 FibreParams parse_fibres(const Node& n, GeometrySource geometry, const std::filesystem::path& base) {
   FibreParams f;
-  f.source = n.choice_of<FibreSource>("source",
-                                      {{"phantom", FibreSource::phantom},
-                                       {"rule", FibreSource::rule},
-                                       {"vectors", FibreSource::vectors},
-                                       {"angles", FibreSource::angles},
-                                       {"uniform", FibreSource::uniform}},
-                                      geometry == GeometrySource::phantom ? FibreSource::phantom : FibreSource::rule);
+  f.source = n.choice_of("source", kFibreSources,
+                         geometry == GeometrySource::phantom ? FibreSource::phantom : FibreSource::rule);
   const bool from_files = f.source == FibreSource::vectors || f.source == FibreSource::angles;
   if (f.source == FibreSource::uniform) {
     f.uniform_fibre = n.vec3("direction", Dimension::dimensionless, std::nullopt);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -37,6 +38,18 @@ struct Range {
 };
 
 class Document;
+
+/// The names of an enum's values in a config: one table for parsing (Node::choice_of) and reports.
+template <class Enum>
+using Choices = std::vector<std::pair<std::string, Enum>>;
+
+/// The name of `value` in `options` ("" if it has none).
+template <class Enum>
+std::string_view name_in(const Choices<Enum>& options, Enum value) {
+  for (const auto& [name, v] : options)
+    if (v == value) return name;
+  return {};
+}
 
 /// A view of one map in the config. Cheap to copy; all views share their Document.
 class Node {
@@ -67,7 +80,8 @@ class Node {
   bool boolean(const std::string& key, std::optional<bool> fallback) const;
   std::string choice(const std::string& key, const std::vector<std::string>& options,
                      std::optional<std::string> fallback) const;
-  /// A choice parsed straight into an enum: `options` pairs each accepted name with its value.
+  /// A choice parsed straight into an enum: `options` pairs each accepted name with its value
+  /// (config::Choices; config::name_in gives a value's name back, for reports).
   template <class Enum>
   Enum choice_of(const std::string& key, const std::vector<std::pair<std::string, Enum>>& options,
                  std::type_identity_t<std::optional<Enum>> fallback) const {
