@@ -176,15 +176,10 @@ double bc_element_forces(const BCElementData& d, const BCModuli& m, const NodeMa
     const double inv_detL = inv_r[0] * inv_r[1] * inv_r[2];
     const V3 c0 = A.col(1).cross(A.col(2)), c1 = A.col(2).cross(A.col(0)), c2 = A.col(0).cross(A.col(1));
     const double J = A.col(0).dot(c0) * inv_detL;
-    W += 0.5 * V0 * m.bulk_jacobian * (J - 1) * (J - 1);
-    const double s = V0 * m.bulk_jacobian * (J - 1) * inv_detL;
-    g.col(0) -= s * c0;
-    g.col(1) -= s * c1;
-    g.col(2) -= s * c2;
+    detail::add_volume_penalty(V0, m.bulk_jacobian, J, inv_detL, c0, c1, c2, W, g);
   }
 
-  // The axis forces go to the nodes with the rest weights.
-  for (int j = 0; j < 8; ++j) f.col(j) += d.W(0, j) * g.col(0) + d.W(1, j) * g.col(1) + d.W(2, j) * g.col(2);
+  detail::scatter_axis_forces(d.W, g, f);
 
   const double h = d.size;
   // Hourglass control (hourglass.hpp): k = g h / 6 matches the bending energy of a cube.

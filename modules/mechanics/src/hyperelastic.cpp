@@ -242,16 +242,9 @@ double element_impl(const BCElementData& d, const GuccioneLaw& law, double iso_k
   }
   Eigen::Matrix3d g = -V0 * (A * G) - dUdA;
 
-  if (law.bulk != 0) {
-    W += 0.5 * V0 * law.bulk * (J - 1) * (J - 1);
-    const double sv = V0 * law.bulk * (J - 1) * inv_detL;
-    g.col(0) -= sv * c0;
-    g.col(1) -= sv * c1;
-    g.col(2) -= sv * c2;
-  }
+  if (law.bulk != 0) detail::add_volume_penalty(V0, law.bulk, J, inv_detL, c0, c1, c2, W, g);
 
-  // Axis forces to the nodes with the rest weights (the "-" points get -g through W).
-  for (int j = 0; j < 8; ++j) f.col(j) += d.W(0, j) * g.col(0) + d.W(1, j) * g.col(1) + d.W(2, j) * g.col(2);
+  detail::scatter_axis_forces(d.W, g, f);
 
   if (physical) detail::subtract_hourglass_gradient(gq, f);
   // Isotropic hourglass control (hourglass.hpp): zero on affine motions, k = g h / 6.

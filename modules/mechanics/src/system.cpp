@@ -1,5 +1,6 @@
 #include "cardio/mechanics/system.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -88,6 +89,32 @@ void MassSpringSystem::add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::M
   }
 }
 
+namespace {
+
+/// The 2x2 Gauss points on [0, 1].
+const double kGauss[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
+
+/// The four corners of a boundary quad, in its node order.
+using FaceNodes = std::array<Eigen::Vector3d, 4>;
+
+/// The tangents x_xi and x_eta of the bilinear quad at (xi, eta) in [0, 1]^2.
+std::pair<Eigen::Vector3d, Eigen::Vector3d> quad_tangents(const FaceNodes& x, double xi, double eta) {
+  return {(1 - eta) * (x[1] - x[0]) + eta * (x[2] - x[3]), (1 - xi) * (x[3] - x[0]) + xi * (x[2] - x[1])};
+}
+
+/// visit(p, quad, corners) for every face of the follower pressures whose pressure p at load factor s
+/// is not zero, serially in load and face order.
+template <class Visit>
+void for_each_pressed_face(const Loads& loads, const Eigen::Matrix3Xd& x, double s, Visit&& visit) {
+  for (const PressureLoad& pl : loads.pressures) {
+    const double p = s * pl.pressure;
+    if (p == 0) continue;
+    for (const Quad& q : pl.faces) visit(p, q, FaceNodes{x.col(q[0]), x.col(q[1]), x.col(q[2]), x.col(q[3])});
+  }
+}
+
+}  // namespace
+
 void MassSpringSystem::add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Matrix3Xd& f) const {
   if (s == 0) return;
   if (!m_boundary.loads.gravity.isZero()) {
@@ -98,25 +125,18 @@ void MassSpringSystem::add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Mat
     for (std::int32_t n : l.nodes) f.col(n) += s * l.force;
   // Follower pressure: f_i = -p int N_i (x_xi x x_eta) dxi deta, exact with 2x2 Gauss points
   // (the integrand is bi-quadratic). Serial over faces: the boundary is small and shares nodes.
-  const double gp[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
-  for (const PressureLoad& pl : m_boundary.loads.pressures) {
-    const double p = s * pl.pressure;
-    if (p == 0) continue;
-    for (const Quad& q : pl.faces) {
-      const Eigen::Vector3d x0 = x.col(q[0]), x1 = x.col(q[1]), x2 = x.col(q[2]), x3 = x.col(q[3]);
-      Eigen::Vector3d fq[4] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(),
-                               Eigen::Vector3d::Zero()};
-      for (double xi : gp)
-        for (double eta : gp) {
-          const Eigen::Vector3d dxi = (1 - eta) * (x1 - x0) + eta * (x2 - x3);
-          const Eigen::Vector3d deta = (1 - xi) * (x3 - x0) + xi * (x2 - x1);
-          const Eigen::Vector3d nda = 0.25 * dxi.cross(deta);
-          const double N[4] = {(1 - xi) * (1 - eta), xi * (1 - eta), xi * eta, (1 - xi) * eta};
-          for (int i = 0; i < 4; ++i) fq[i] -= p * N[i] * nda;
-        }
-      for (int i = 0; i < 4; ++i) f.col(q[i]) += fq[i];
-    }
-  }
+  for_each_pressed_face(m_boundary.loads, x, s, [&](double p, const Quad& q, const FaceNodes& xq) {
+    Eigen::Vector3d fq[4] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(),
+                             Eigen::Vector3d::Zero()};
+    for (double xi : kGauss)
+      for (double eta : kGauss) {
+        const auto [dxi, deta] = quad_tangents(xq, xi, eta);
+        const Eigen::Vector3d nda = 0.25 * dxi.cross(deta);
+        const double N[4] = {(1 - xi) * (1 - eta), xi * (1 - eta), xi * eta, (1 - xi) * eta};
+        for (int i = 0; i < 4; ++i) fq[i] -= p * N[i] * nda;
+      }
+    for (int i = 0; i < 4; ++i) f.col(q[i]) += fq[i];
+  });
 }
 
 namespace {
@@ -141,32 +161,25 @@ void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double 
   }
   // Follower pressure (add_loads): f_a = -p sum_gauss N_a n, n = (x_xi x x_eta) / 4, so
   // d f_a / d x_b = -p sum N_a (c_b (-[x_eta]x) + d_b [x_xi]x) / 4 with c_b = dx_xi/dx_b, d_b = dx_eta/dx_b.
-  const double gp[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
-  for (const PressureLoad& pl : m_boundary.loads.pressures) {
-    const double p = s * pl.pressure;
-    if (p == 0) continue;
-    for (const Quad& q : pl.faces) {
-      const Eigen::Vector3d x0 = x.col(q[0]), x1 = x.col(q[1]), x2 = x.col(q[2]), x3 = x.col(q[3]);
-      Eigen::Matrix3d K[4][4];
-      for (auto& row : K)
-        for (auto& k : row) k.setZero();
-      for (double xi : gp)
-        for (double eta : gp) {
-          const Eigen::Vector3d dxi = (1 - eta) * (x1 - x0) + eta * (x2 - x3);
-          const Eigen::Vector3d deta = (1 - xi) * (x3 - x0) + xi * (x2 - x1);
-          const double N[4] = {(1 - xi) * (1 - eta), xi * (1 - eta), xi * eta, (1 - xi) * eta};
-          const double c[4] = {-(1 - eta), 1 - eta, eta, -eta};
-          const double d[4] = {-(1 - xi), -xi, xi, 1 - xi};
-          const Eigen::Matrix3d A = cross_matrix(deta), B = cross_matrix(dxi);
-          for (int b = 0; b < 4; ++b) {
-            const Eigen::Matrix3d dn = 0.25 * (-c[b] * A + d[b] * B);
-            for (int a = 0; a < 4; ++a) K[a][b] += p * N[a] * dn;  // -df_a/dx_b = p N_a dn/dx_b
-          }
+  for_each_pressed_face(m_boundary.loads, x, s, [&](double p, const Quad& q, const FaceNodes& xq) {
+    Eigen::Matrix3d K[4][4];
+    for (auto& row : K)
+      for (auto& k : row) k.setZero();
+    for (double xi : kGauss)
+      for (double eta : kGauss) {
+        const auto [dxi, deta] = quad_tangents(xq, xi, eta);
+        const double N[4] = {(1 - xi) * (1 - eta), xi * (1 - eta), xi * eta, (1 - xi) * eta};
+        const double c[4] = {-(1 - eta), 1 - eta, eta, -eta};
+        const double d[4] = {-(1 - xi), -xi, xi, 1 - xi};
+        const Eigen::Matrix3d A = cross_matrix(deta), B = cross_matrix(dxi);
+        for (int b = 0; b < 4; ++b) {
+          const Eigen::Matrix3d dn = 0.25 * (-c[b] * A + d[b] * B);
+          for (int a = 0; a < 4; ++a) K[a][b] += p * N[a] * dn;  // -df_a/dx_b = p N_a dn/dx_b
         }
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b) add(q[a], q[b], K[a][b]);
-    }
-  }
+      }
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) add(q[a], q[b], K[a][b]);
+  });
 }
 
 void MassSpringSystem::project(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double s, double s_dot) const {
