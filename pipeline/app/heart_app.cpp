@@ -41,7 +41,7 @@ std::string source_text(const pipeline::GeometryParams& g) {
     return "the phantom " + std::string(pipeline::name_of(g.phantom.kind));
   if (g.source == pipeline::GeometrySource::box) return "the box";
   if (g.source == pipeline::GeometrySource::image) return "the image " + g.labels_file.string();
-  return "the surface " + g.surface.file.string();
+  return "the surface " + pipeline::surface_files_text(g.surface);
 }
 
 Eigen::MatrixXd label_field(const meshing::VoxelMesh& m) {

@@ -1,5 +1,6 @@
 #include "config/mesh_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -93,21 +94,69 @@ PhantomParams parse_phantom(const Node& n) {
   return p;
 }
 
+/// The cavities of a surface: `endocardia` as given (an empty list: none), else the default pair for
+/// one file, or the endocardium patches' cavities in order (classes 3, 4, ...).
+std::vector<std::pair<int, std::string>> parse_endocardia(const Node& n, const std::vector<Node>& patches) {
+  std::vector<std::pair<int, std::string>> endo;
+  if (n.has("endocardia")) {
+    for (const Node& e : n.list("endocardia"))
+      endo.emplace_back(static_cast<int>(e.integer("class", std::nullopt, -kMaxLabel, kMaxLabel)),
+                        e.text("cavity", std::nullopt));
+    return endo;
+  }
+  if (patches.empty()) return {{3, "lv"}, {4, "rv"}};
+  for (const Node& p : patches) {
+    if (p.text("role", "") != "endocardium") continue;
+    const std::string cavity = p.text("cavity", std::nullopt);
+    const bool known = std::any_of(endo.begin(), endo.end(), [&](const auto& e) { return e.second == cavity; });
+    if (!known) endo.emplace_back(int(3 + endo.size()), cavity);
+  }
+  return endo;
+}
+
+/// One entry of `patches`: a file with a role (its class from the surface's classes) or a class array.
+SurfacePatchParams parse_patch(const Node& p, const SurfaceParams& s, const std::filesystem::path& base) {
+  SurfacePatchParams patch;
+  patch.file = input_path(p, "file", base);
+  if (p.has("class_array")) {
+    p.reject_if_present("role", "a patch has either a role or a class_array");
+    if (p.text("class_array", std::nullopt) != s.class_array)
+      p.fail("class_array", "must be the surface's class_array ('" + s.class_array + "')");
+    patch.role = "classes";
+    return patch;
+  }
+  const std::string role = p.choice("role", {"epicardium", "endocardium", "base", "valve"}, std::nullopt);
+  if (role == "epicardium") patch.patch_class = s.epicardium_class;
+  if (role == "base") patch.patch_class = s.base_class;
+  if (role == "valve") patch.patch_class = s.base_class;  // a valve plane closes tissue like the base
+  patch.role = role;
+  if (role == "valve") patch.role += " " + p.text("name", std::nullopt);
+  if (role == "endocardium") {
+    const std::string cavity = p.text("cavity", std::nullopt);
+    for (const auto& [cls, name] : s.endocardia)
+      if (name == cavity) patch.patch_class = cls;
+    if (!patch.patch_class) p.fail("cavity", "'" + cavity + "' is not among the surface's endocardia");
+    patch.role += " " + cavity;
+  }
+  return patch;
+}
+
 SurfaceParams parse_surface(const Node& n, const std::filesystem::path& base) {
   SurfaceParams s;
-  s.file = input_path(n, "file", base);
   s.voxel_size = n.quantity("voxel_size", Dimension::length, std::nullopt, Range::positive());
   s.merge_tolerance = n.quantity("merge_tolerance", Dimension::length, 1e-3, Range::non_negative());
+  s.stitch_width = n.quantity("stitch_width", Dimension::length, 3.0, Range::non_negative());
+  s.cap_open_rims = n.boolean("cap_open_rims", false);
   s.class_array = n.text("class_array", "class");
   s.base_class = static_cast<int>(n.integer("base_class", 1, -kMaxLabel, kMaxLabel));
   s.epicardium_class = static_cast<int>(n.integer("epicardium_class", 2, -kMaxLabel, kMaxLabel));
-  const auto endo = n.list("endocardia");
-  if (!endo.empty()) {
-    s.endocardia.clear();
-    for (const Node& e : endo)
-      s.endocardia.emplace_back(static_cast<int>(e.integer("class", std::nullopt, -kMaxLabel, kMaxLabel)),
-                                e.text("cavity", std::nullopt));
-  }
+  s.as_patches = n.has("patches");
+  if (s.as_patches) n.reject_if_present("file", "give either one file or a list of patches");
+  const std::vector<Node> patches = s.as_patches ? n.list("patches") : std::vector<Node>{};
+  if (s.as_patches && patches.empty()) n.fail("patches", "expected at least one {file, role} entry");
+  s.endocardia = parse_endocardia(n, patches);
+  if (!s.as_patches) s.patches.push_back({input_path(n, "file", base), "classes", std::nullopt});
+  for (const Node& p : patches) s.patches.push_back(parse_patch(p, s, base));
   return s;
 }
 
@@ -276,10 +325,17 @@ MeshConfig parse_mesh_config(config::Document& doc, bool check_unknown) {
   return c;
 }
 
+std::string surface_files_text(const SurfaceParams& s) {
+  std::string text;
+  for (const SurfacePatchParams& p : s.patches) text += (text.empty() ? "" : ", ") + p.file.string();
+  return text;
+}
+
 std::vector<std::filesystem::path> input_files(const MeshConfig& c) {
   std::vector<std::filesystem::path> files;
   if (c.geometry.source == GeometrySource::image) files.push_back(c.geometry.labels_file);
-  if (c.geometry.source == GeometrySource::surface) files.push_back(c.geometry.surface.file);
+  if (c.geometry.source == GeometrySource::surface)
+    for (const SurfacePatchParams& p : c.geometry.surface.patches) files.push_back(p.file);
   for (const auto* p : {&c.fibres.fibre_file, &c.fibres.sheet_file, &c.fibres.azimuth_file, &c.fibres.elevation_file})
     if (!p->empty()) files.push_back(*p);
   return files;

@@ -51,8 +51,19 @@ struct BoxParams {
   double voxel_size = 0.5;          ///< [mm]
 };
 
-struct SurfaceParams {
+/// One surface file; without a class, its triangles are classified by SurfaceParams::class_array.
+struct SurfacePatchParams {
   std::filesystem::path file;
+  std::string role;  ///< for messages: "epicardium", "endocardium lv", "base", "valve mitral", "classes"
+  std::optional<int> patch_class;
+};
+
+struct SurfaceParams {
+  /// `file:` gives one patch classified by class_array; `patches:` gives them one by one.
+  std::vector<SurfacePatchParams> patches;
+  bool as_patches = false;        ///< given as `patches:`
+  double stitch_width = 3.0;      ///< [mm] facing rims of different patches closer than this are stitched
+  bool cap_open_rims = false;     ///< fan the rims left open (surfaces open by design) as base
   double voxel_size = 1.0;        ///< [mm]
   double merge_tolerance = 1e-3;  ///< [mm]
   std::string class_array = "class";
@@ -60,6 +71,9 @@ struct SurfaceParams {
   int epicardium_class = 2;
   std::vector<std::pair<int, std::string>> endocardia{{3, "lv"}, {4, "rv"}};  ///< (class, cavity name)
 };
+
+/// The surface's file, or its patch files, for messages.
+std::string surface_files_text(const SurfaceParams& s);
 
 struct GeometryParams {
   GeometrySource source = GeometrySource::phantom;

@@ -14,9 +14,17 @@ inline surfaces::RasterizeOptions rasterize_options(const SurfaceParams& s) {
   o.class_array = s.class_array;
   o.base_class = s.base_class;
   o.epicardium_class = s.epicardium_class;
+  o.stitch_width_mm = s.stitch_width;
+  o.cap_open_rims = s.cap_open_rims;
   o.endocardia.clear();
   for (const auto& [cls, name] : s.endocardia) o.endocardia.push_back({cls, name});
   return o;
+}
+
+inline std::vector<surfaces::SurfacePatch> surface_patches(const SurfaceParams& s) {
+  std::vector<surfaces::SurfacePatch> out;
+  for (const SurfacePatchParams& p : s.patches) out.push_back({p.file, p.patch_class});
+  return out;
 }
 
 }  // namespace cardio::pipeline

@@ -44,16 +44,33 @@ Imported import_box(const BoxParams& b) {
   return im;
 }
 
+/// The rims stitched or capped, for the report.
+json closures_json(const std::vector<surfaces::RimClosure>& closures) {
+  json out = json::array();
+  for (const surfaces::RimClosure& c : closures)
+    out.push_back({{"kind", c.kind == surfaces::RimClosure::Kind::stitched ? "stitched" : "capped"},
+                   {"patches", c.patches},
+                   {"rim_edges", c.rim_edges},
+                   {"gap_mm", c.gap_mm},
+                   {"centre_mm", {c.centre_mm.x(), c.centre_mm.y(), c.centre_mm.z()}},
+                   {"triangles_added", c.triangles}});
+  return out;
+}
+
 Imported import_surface(const SurfaceParams& s) {
   surfaces::RasterizeOptions o = rasterize_options(s);
   // Memory guard: label volume + roles + meshing, from the surface's own voxel budget.
   o.max_voxels = double(imaging::available_memory_bytes()) / kSurfaceBytesPerVoxel;
-  surfaces::RasterizedSurface r = surfaces::rasterize_surface(s.file, o);
+  surfaces::RasterizedSurface r = surfaces::rasterize_surface(surface_patches(s), o);
   Imported im{std::move(r.labels), {}, {}, std::nullopt, std::move(r.patches), {}};
   json cav = json::object();
   for (std::size_t c = 0; c < r.cavity_names.size(); ++c) cav[r.cavity_names[c]] = r.cavity_volume_mm3[c] / 1000.0;
+  json files = json::array();
+  for (const SurfacePatchParams& p : s.patches) files.push_back({{"file", p.file.string()}, {"role", p.role}});
   im.source = {{"type", "surface"},
-               {"file", s.file.string()},
+               {"file", surface_files_text(s)},
+               {"patches", files},
+               {"rims_closed", closures_json(r.closures)},
                {"voxel_size_mm", s.voxel_size},
                {"merged_points", r.merged_points},
                {"surface_tissue_volume_mL", r.tissue_volume_mm3 / 1000.0},
@@ -109,7 +126,7 @@ std::string source_name(const GeometryParams& geo) {
     case GeometrySource::image:
       return geo.labels_file.string();
     case GeometrySource::surface:
-      return geo.surface.file.string();
+      return surface_files_text(geo.surface);
     case GeometrySource::box:
       return "box";
     case GeometrySource::phantom:

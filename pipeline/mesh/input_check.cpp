@@ -43,8 +43,15 @@ std::vector<InputFile> input_files(const MeshConfig& c, config::Document& doc) {
   std::vector<InputFile> out;
   if (c.geometry.source == GeometrySource::image)
     out.push_back({geo, "labels", c.geometry.labels_file, InputFile::Kind::labels});
-  if (c.geometry.source == GeometrySource::surface)
-    out.push_back({geo.child("surface"), "file", c.geometry.surface.file, InputFile::Kind::surface});
+  if (c.geometry.source == GeometrySource::surface) {
+    const config::Node surface = geo.child("surface");
+    if (!c.geometry.surface.as_patches)
+      out.push_back({surface, "file", c.geometry.surface.patches.at(0).file, InputFile::Kind::surface});
+    const std::vector<config::Node> patches =
+        c.geometry.surface.as_patches ? surface.list("patches") : std::vector<config::Node>{};
+    for (std::size_t p = 0; p < patches.size(); ++p)
+      out.push_back({patches[p], "file", c.geometry.surface.patches[p].file, InputFile::Kind::surface});
+  }
   const config::Node fibres = doc.root().child_or_empty("fibres");
   const std::pair<const char*, const fs::path*> images[] = {{"fibre", &c.fibres.fibre_file},
                                                             {"sheet", &c.fibres.sheet_file},
@@ -69,8 +76,10 @@ void check_file(const InputFile& f, const MeshConfig& cfg) {
   std::ifstream in(f.path, std::ios::binary);
   if (!in) fail_at(f.node, f.key, name + ": cannot be read (" + std::strerror(errno) + ")");
   if (in.peek() == std::ifstream::traits_type::eof()) fail_at(f.node, f.key, name + ": is empty");
-  if (f.kind == InputFile::Kind::surface)
+  if (f.kind == InputFile::Kind::surface && !cfg.geometry.surface.as_patches)
     surfaces::check_surface_patches(f.path, rasterize_options(cfg.geometry.surface));
+  else if (f.kind == InputFile::Kind::surface)  // one of several: its classes are checked with the others'
+    (void)surfaces::surface_grid_size({{f.path, {}}}, rasterize_options(cfg.geometry.surface));
   else
     (void)imaging::read_image_info(f.path);
 }
@@ -163,7 +172,7 @@ SourceLabels source_labels(const MeshConfig& c, const std::vector<InputFile>& fi
     s.source = "the box";
     s.count[1] = -1;
   } else if (g.source == GeometrySource::surface) {
-    s.source = "the rasterized surface " + g.surface.file.string();
+    s.source = "the rasterized surface " + surface_files_text(g.surface);
     for (std::size_t l = 0; l < 2 + g.surface.endocardia.size(); ++l) s.count[std::int32_t(l)] = -1;
   } else {
     s.source = g.labels_file.string();
@@ -221,6 +230,15 @@ void check_roles(const MeshConfig& c, config::Document& doc, const std::vector<I
 
 void check_input_files(const MeshConfig& cfg, config::Document& doc) {
   for (const InputFile& f : input_files(cfg, doc)) at_key(f, [&] { check_file(f, cfg); });
+  const SurfaceParams& s = cfg.geometry.surface;
+  if (cfg.geometry.source == GeometrySource::surface && s.as_patches) {
+    const config::Node surface = doc.root().child("geometry").child("surface");
+    try {
+      surfaces::check_surface_patches(surface_patches(s), rasterize_options(s));
+    } catch (const cardio::Error& e) {
+      fail_at(surface, "patches", one_line(e.what()));
+    }
+  }
 }
 
 void check_input_contents(const MeshConfig& cfg, config::Document& doc) {

@@ -106,7 +106,7 @@ MemoryEstimate estimate_mesh_memory(const MeshConfig& cfg) {
     e.key = "geometry.labels";
     e.value = geo.labels_file.filename().string();
   } else {
-    e.source_grid = surfaces::surface_grid_size(geo.surface.file, rasterize_options(geo.surface));
+    e.source_grid = surfaces::surface_grid_size(surface_patches(geo.surface), rasterize_options(geo.surface));
     spacing.setConstant(geo.surface.voxel_size);
     source_bytes_per_voxel = kSurfaceBytesPerVoxel;
     e.key = "geometry.surface.voxel_size";

@@ -344,14 +344,14 @@ TEST_F(SurfacesTest, GridSizeWithoutRasterizingIsTheRasterizedGrid) {
   for (double h : {2.0, 0.7}) {
     o.voxel_size_mm = h;
     const auto g = surf::rasterize_surface(f, o).labels.grid;
-    const Eigen::Vector3d n = surf::surface_grid_size(f, o);
+    const Eigen::Vector3d n = surf::surface_grid_size({{f, {}}}, o);
     for (int a = 0; a < 3; ++a) EXPECT_EQ(n[a], double(g.size[std::size_t(a)])) << "h " << h << " axis " << a;
   }
   o.voxel_size_mm = 1e-9;
-  const Eigen::Vector3d huge = surf::surface_grid_size(f, o);
+  const Eigen::Vector3d huge = surf::surface_grid_size({{f, {}}}, o);
   EXPECT_GT(huge.prod(), 1e31);
   EXPECT_TRUE(std::isfinite(huge.prod()));
-  EXPECT_THROW(surf::surface_grid_size(m_dir / "missing.vtp", o), cardio::Error);
+  EXPECT_THROW(surf::surface_grid_size({{m_dir / "missing.vtp", {}}}, o), cardio::Error);
 }
 
 TEST_F(SurfacesTest, ClosedEndocardiumNestedSpheresPointClassesAllFormats) {

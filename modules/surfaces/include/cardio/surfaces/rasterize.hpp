@@ -1,12 +1,14 @@
 #pragma once
 /// @file rasterize.hpp
-/// Closed triangulated heart surfaces with patch labels (e.g. Cobiveco / Bai et al. shapes) turned
-/// into label volumes, so that surface data enters the same voxel pipeline as segmentations.
-/// VTK does the reading, point merging and voxelisation; it stays inside the sources.
+/// Triangulated heart surfaces with patch labels (e.g. Cobiveco / Bai et al. shapes), as one closed
+/// file or as several patch files with gaps or open rims, turned into label volumes, so that surface
+/// data enters the same voxel pipeline as segmentations. VTK does the reading, point merging and
+/// voxelisation; it stays inside the sources.
 #include <Eigen/Core>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,30 @@ struct RasterizeOptions {
   std::vector<Endocardium> endocardia{{3, "lv"}, {4, "rv"}};
   /// Memory guard: refuse grids with more voxels than this (a LabelVolume costs 4 bytes a voxel).
   double max_voxels = 2e9;
+  /// Open rims of two different patches whose gap (the Hausdorff distance between the two rims) is at
+  /// most this are stitched with a strip of new triangles; points are never moved. 0: no stitching.
+  double stitch_width_mm = 3.0;
+  /// Fan every rim still open after stitching to its centroid, as base_class (surfaces open by design
+  /// at the base or the valves). Off: an open rim is an error.
+  bool cap_open_rims = false;
+};
+
+/// One surface file of a heart given as several. Its triangles are all of `patch_class` or, without
+/// one, classified by the file's own RasterizeOptions::class_array.
+struct SurfacePatch {
+  std::filesystem::path file;
+  std::optional<int> patch_class;
+};
+
+/// An open rim closed by stitching or capping, for the report.
+struct RimClosure {
+  enum class Kind { stitched, capped };
+  Kind kind = Kind::stitched;
+  std::string patches;                 ///< "epicardium + base", or the patch capped
+  std::int64_t rim_edges = 0;          ///< edges of the rim(s) closed
+  double gap_mm = 0;                   ///< stitched: the gap's width (Hausdorff distance of the rims)
+  Eigen::Vector3d centre_mm{0, 0, 0};  ///< vertex centroid of the rim(s)
+  std::int64_t triangles = 0;          ///< triangles added
 };
 
 struct RasterizedSurface {
@@ -55,20 +81,26 @@ struct RasterizedSurface {
   /// whole surface when the file has no classes) and "endocardium_<cavity>": the smooth surfaces
   /// the boundary fit projects onto.
   std::map<std::string, TriangleSurface> patches;
+  std::vector<RimClosure> closures;  ///< rims stitched or capped, in order
 };
 
-/// Reads a closed surface (.vtp, .vtk legacy polydata, .stl, .ply by extension), merges its points,
-/// checks it is closed and manifold, and voxelises myocardium and cavities. A cavity is the inside of
-/// its endocardial patch closed by a lid: each boundary loop of the patch (the open cup at the base)
-/// fanned to the loop's vertex centroid; an already closed patch is used as is.
-/// Throws cardio::Error naming the file for unreadable input, missing classes, open surfaces (with the
-/// boundary-edge count) and grids over the memory guard.
+/// Reads the patch files (.vtp, .vtk legacy polydata, .stl, .ply by extension), merges their points
+/// within the merge tolerance, stitches facing rims of different patches and caps open rims (see
+/// RasterizeOptions), checks that the result is closed and manifold, and voxelises myocardium and
+/// cavities. A cavity is the inside of its endocardial patch closed by a lid: each boundary loop of
+/// the patch (the open cup at the base) fanned to the loop's vertex centroid; an already closed patch
+/// is used as is. Throws cardio::Error naming the files for unreadable input, missing classes, open
+/// surfaces (each open loop with its patch, position and nearest rim, and what to set) and grids over
+/// the memory guard.
+RasterizedSurface rasterize_surface(const std::vector<SurfacePatch>& patches, const RasterizeOptions& options = {});
+/// One file classified by its class array.
 RasterizedSurface rasterize_surface(const std::filesystem::path& file, const RasterizeOptions& options = {});
 
 /// The checks of rasterize_surface that need no grid: the file reads as a surface with triangles,
 /// and its patch classes fit the options (every class present is configured; the epicardium and
 /// every endocardium are present). For validating a config without rasterising (`cardiac
 /// validate`); throws cardio::Error naming the file, as rasterize_surface does.
+void check_surface_patches(const std::vector<SurfacePatch>& patches, const RasterizeOptions& options = {});
 void check_surface_patches(const std::filesystem::path& file, const RasterizeOptions& options = {});
 
 /// Voxels along x, y, z of the grid rasterize_surface would allocate for `file` at the options' voxel
@@ -76,6 +108,6 @@ void check_surface_patches(const std::filesystem::path& file, const RasterizeOpt
 /// moves them by at most the merge tolerance), without allocating the grid: for memory estimates
 /// from a config. Doubles: a tiny voxel size gives a huge count rather than an overflow.
 /// Throws cardio::Error naming the file as rasterize_surface does for unreadable input.
-Eigen::Vector3d surface_grid_size(const std::filesystem::path& file, const RasterizeOptions& options = {});
+Eigen::Vector3d surface_grid_size(const std::vector<SurfacePatch>& patches, const RasterizeOptions& options = {});
 
 }  // namespace cardio::surfaces
