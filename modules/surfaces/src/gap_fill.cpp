@@ -17,8 +17,8 @@ namespace {
 struct Rim {
   std::vector<std::int64_t> v;
   int patch = kNoPatch;
-  int component = 0;       ///< connected component of the patch triangles it bounds
-  std::vector<Vec3> out;   ///< per vertex: where the surface would continue past the rim
+  int component = 0;         ///< connected component of the patch triangles it bounds
+  std::vector<Vec3> out;     ///< per vertex: where the surface would continue past the rim
   std::vector<Vec3> normal;  ///< per vertex: the patch's normal
 };
 
@@ -91,8 +91,8 @@ std::vector<Rim> directed_rims(const TriangleMesh& m, const EdgeMap& edges, cons
 
 /// The closest vertex pair by which rim a faces rim b.
 struct Facing {
-  std::size_t a = 0, b = 0;    ///< rims
-  std::size_t ia = 0, ib = 0;  ///< vertex positions in them (as found, before any flip)
+  std::size_t a = 0, b = 0;     ///< rims
+  std::size_t ia = 0, ib = 0;   ///< vertex positions in them (as found, before any flip)
   std::int64_t va = 0, vb = 0;  ///< the vertices
   double distance = 0;
 };
@@ -109,7 +109,8 @@ std::vector<Facing> facing_pairs(const TriangleMesh& m, const std::vector<Rim>& 
                 std::int64_t(std::floor(p.z() / width))};
   };
   for (std::size_t r = 0; r < rims.size(); ++r)
-    for (std::size_t k = 0; k < rims[r].v.size(); ++k) grid[cell_of(m.points[std::size_t(rims[r].v[k])])].push_back({r, k});
+    for (std::size_t k = 0; k < rims[r].v.size(); ++k)
+      grid[cell_of(m.points[std::size_t(rims[r].v[k])])].push_back({r, k});
   std::map<std::pair<std::size_t, std::size_t>, Facing> best;
   reach.assign(rims.size(), 0.0);
   for (std::size_t r = 0; r < rims.size(); ++r)
@@ -126,7 +127,8 @@ std::vector<Facing> facing_pairs(const TriangleMesh& m, const std::vector<Rim>& 
               if (rims[s].patch == rims[r].patch) continue;
               const Vec3 d = m.points[std::size_t(rims[s].v[j])] - p;
               const double len = d.norm();
-              if (len <= f.distance && d.dot(rims[r].out[k]) >= 0.5 * len) f = {r, s, k, j, rims[r].v[k], rims[s].v[j], len};
+              if (len <= f.distance && d.dot(rims[r].out[k]) >= 0.5 * len)
+                f = {r, s, k, j, rims[r].v[k], rims[s].v[j], len};
             }
           }
       if (f.b == r) continue;
