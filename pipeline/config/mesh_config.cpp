@@ -152,6 +152,8 @@ SurfaceParams parse_surface(const Node& n, const std::filesystem::path& base) {
   s.epicardium_class = static_cast<int>(n.integer("epicardium_class", 2, -kMaxLabel, kMaxLabel));
   s.as_patches = n.has("patches");
   if (s.as_patches) n.reject_if_present("file", "give either one file or a list of patches");
+  if (n.has("file") && n.yaml_text("file").starts_with("["))
+    n.fail("file", "expected one file; list several under patches: [{file: .., role: epicardium}, ..]");
   const std::vector<Node> patches = s.as_patches ? n.list("patches") : std::vector<Node>{};
   if (s.as_patches && patches.empty()) n.fail("patches", "expected at least one {file, role} entry");
   s.endocardia = parse_endocardia(n, patches);

@@ -94,10 +94,12 @@ TEST_F(SurfaceInputs, AMissingPatchSaysWhichRimIsOpenAndNoMesh) {
   // Without the RV endocardium the rims around the RV opening face nothing.
   const std::string data = std::string(CARDIO_SOURCE_DIR) + "/data/inputs/biv_patches/";
   const fs::path config = m_dir / "three_patches.yaml";
-  std::ofstream(config) << "geometry:\n  source: surface\n  surface:\n    voxel_size: 2 mm\n    patches:\n"
-                        << "      - {file: " << data << "epicardium.ply, role: epicardium}\n"
-                        << "      - {file: " << data << "lv_endocardium.ply, role: endocardium, cavity: lv}\n"
-                        << "      - {file: " << data << "base.ply, role: base}\nfibres: {source: uniform, direction: [1, 0, 0], sheet_direction: [0, 1, 0]}\n";
+  std::ofstream(config)
+      << "geometry:\n  source: surface\n  surface:\n    voxel_size: 2 mm\n    patches:\n"
+      << "      - {file: " << data << "epicardium.ply, role: epicardium}\n"
+      << "      - {file: " << data << "lv_endocardium.ply, role: endocardium, cavity: lv}\n"
+      << "      - {file: " << data
+      << "base.ply, role: base}\nfibres: {source: uniform, direction: [1, 0, 0], sheet_direction: [0, 1, 0]}\n";
   const CommandResult r = cardiac({"mesh", config.string(), "-o", m_out.string()});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("open loop"), std::string::npos) << r.err;
@@ -120,5 +122,13 @@ TEST_F(SurfaceInputs, OneFileOrPatchesNotBoth) {
                                    "geometry.surface.file=../../data/biv_meanshape_surface.vtp"});
   EXPECT_EQ(r.code, 2) << r.err;  // an invalid config
   EXPECT_NE(r.err.find("give either one file or a list of patches"), std::string::npos) << r.err;
+  expect_no_mesh();
+}
+
+TEST_F(SurfaceInputs, AListOfFilesPointsToPatches) {
+  const CommandResult r = cardiac(
+      {"mesh", kConfigs + "biv_surface.yaml", "-o", m_out.string(), "--set", "geometry.surface.file=[a.ply, b.ply]"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("expected one file; list several under patches"), std::string::npos) << r.err;
   expect_no_mesh();
 }
