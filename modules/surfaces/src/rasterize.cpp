@@ -212,6 +212,23 @@ TriangleMesh read_patches(const std::vector<SurfacePatch>& patches, const Raster
   return all;
 }
 
+/// Where edges are in more than two triangles (up to three, in a deterministic order), for an error.
+std::string nonmanifold_places(const TriangleMesh& m, const EdgeMap& edges) {
+  std::vector<std::uint64_t> keys;
+  for (const auto& [k, u] : edges)
+    if (u.count > 2) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());
+  std::ostringstream os;
+  os.precision(4);
+  os << "non-manifold edges at";
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, keys.size()); ++i) {
+    const Vec3 mid = (m.points[keys[i] >> 32] + m.points[keys[i] & 0xffffffffu]) / 2;
+    os << (i ? "," : "") << " (" << mid.x() << ", " << mid.y() << ", " << mid.z() << ") mm";
+  }
+  os << " (duplicated triangles, or patches that overlap there)";
+  return os.str();
+}
+
 /// Closedness: every edge shared by exactly two triangles; the error says where the surface is open.
 void check_closed(const TriangleMesh& m, const EdgeMap& edges, const RasterizeOptions& o, const std::string& source) {
   const EdgeCounts counts = count_edges(m, edges);
@@ -221,6 +238,7 @@ void check_closed(const TriangleMesh& m, const EdgeMap& edges, const RasterizeOp
   if (o.stitch_width_mm > 0) os << " and stitching rims within " << o.stitch_width_mm << " mm";
   os << ": " << counts.open << " boundary edges" << open_edges_by_patch(counts, o) << ", " << counts.nonmanifold
      << " non-manifold edges (a closed surface has every edge in exactly 2 triangles)";
+  if (counts.nonmanifold > 0) os << "; " << nonmanifold_places(m, edges);
   if (counts.open > 0)
     os << "; " << describe_open_loops(m, patch_namer(o))
        << ". To close it: copies of one vertex a tiny distance apart join with a larger merge tolerance "

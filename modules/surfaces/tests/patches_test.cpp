@@ -51,7 +51,8 @@ double voxel_volume(const surf::RasterizedSurface& r, std::int32_t label) {
 
 /// The four patches by role (classes as RasterizeOptions' defaults: base 1, epicardium 2, lv 3, rv 4).
 std::vector<surf::SurfacePatch> four_patches(const fs::path& lv_file = kPatches / "lv_endocardium.ply") {
-  return {{kPatches / "epicardium.ply", 2}, {lv_file, 3}, {kPatches / "rv_endocardium.ply", 4}, {kPatches / "base.ply", 1}};
+  return {
+      {kPatches / "epicardium.ply", 2}, {lv_file, 3}, {kPatches / "rv_endocardium.ply", 4}, {kPatches / "base.ply", 1}};
 }
 
 surf::RasterizeOptions options() {
@@ -128,7 +129,7 @@ TEST(SurfacePatches, AGapWiderThanTheStitchWidthSaysWhereAndWhatToSet) {
   EXPECT_NE(msg.find("epicardium.ply"), std::string::npos) << msg;
   EXPECT_NE(msg.find("is not closed"), std::string::npos) << msg;
   EXPECT_NE(msg.find("open loops: "), std::string::npos) << msg;
-  EXPECT_NE(msg.find(" edges around ("), std::string::npos) << msg;   // where
+  EXPECT_NE(msg.find(" edges around ("), std::string::npos) << msg;         // where
   EXPECT_NE(msg.find("mm away at its closest"), std::string::npos) << msg;  // how far the other rim is
   EXPECT_NE(msg.find("stitch_width (now 0.5 mm)"), std::string::npos) << msg;
   EXPECT_EQ(msg.find("(no error)"), std::string::npos);
@@ -156,4 +157,12 @@ TEST(SurfacePatches, OpenSurfacesAreCappedAtTheirRims) {
   o.cap_open_rims = false;
   const std::string msg = error_of(open, o);
   EXPECT_NE(msg.find("3 open loops"), std::string::npos) << msg;
+}
+
+TEST(SurfacePatches, APatchGivenTwiceIsNonManifoldAndSaysWhere) {
+  std::vector<surf::SurfacePatch> twice = four_patches();
+  twice.push_back({kPatches / "base.ply", 1});  // its points merge with the first copy's
+  const std::string msg = error_of(twice, options());
+  EXPECT_NE(msg.find("non-manifold edges at ("), std::string::npos) << msg;
+  EXPECT_NE(msg.find("duplicated triangles"), std::string::npos) << msg;
 }
