@@ -73,11 +73,11 @@ std::string voxel_size_key(const GeometryParams& geo) {
   return "geometry.phantom.voxel_size";
 }
 
-/// The largest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k not above x.
+/// The largest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5 x 10^k not above x.
 double nice_floor(double x) {
   const double decade = std::pow(10.0, std::floor(std::log10(x)));
   double best = decade;
-  for (double m : {1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0})
+  for (double m : {1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.5})
     if (m * decade <= x * (1 + 1e-9)) best = m * decade;
   return best;
 }
@@ -152,8 +152,8 @@ void add_thin_wall_warning(json& out, const MeshFacts& f) {
   std::ostringstream m;
   m << "walls thinner than two voxels at " << t.voxels << " myocardium voxels"
     << (t.direct_contacts ? " and " + std::to_string(t.direct_contacts) + " faces where two cavities touch" : "")
-    << " (" << where.str() << "); for two voxels across, set " << voxel_size_key(f.geometry) << " to "
-    << num(suggested) << " mm or less (now " << num(spacing) << " mm)";
+    << " (" << where.str() << "); for two voxels across, set " << voxel_size_key(f.geometry) << " to " << num(suggested)
+    << " mm or less (now " << num(spacing) << " mm)";
   out.push_back({{"kind", "thin_wall"},
                  {"message", m.str()},
                  {"voxels", t.voxels},
@@ -214,10 +214,11 @@ json mesh_warnings(const MeshFacts& facts) {
 std::pair<json, std::string> long_axis_json(const meshing::VoxelMesh& m, const meshing::BaseSpec& base) {
   const auto base_faces = std::count(m.surface_tag.begin(), m.surface_tag.end(), meshing::SurfaceTag::kBase);
   if (base_faces == 0 && base.mode != meshing::BaseSpec::Mode::plane)
-    return {nullptr, base.mode == meshing::BaseSpec::Mode::none
-                         ? "geometry.base.mode is none: no base, so no long axis"
-                         : "no myocardium face is base (the automatic base found no cavity opening, or no face on its plane): "
-                           "no long axis"};
+    return {nullptr,
+            base.mode == meshing::BaseSpec::Mode::none
+                ? "geometry.base.mode is none: no base, so no long axis"
+                : "no myocardium face is base (the automatic base found no cavity opening, or no face on its plane): "
+                  "no long axis"};
   auto vec = [](const Eigen::Vector3d& v) { return json{v[0], v[1], v[2]}; };
   return {json{{"base_point_mm", vec(m.axis.base_point)},
                {"base_normal", vec(m.axis.base_normal)},

@@ -20,10 +20,10 @@ namespace cardio::pipeline {
 
 /// What the source holds, taken before resampling and island removal.
 struct SourceCensus {
-  std::optional<double> tissue_mL;           ///< the source's myocardium volume, if known
-  std::map<std::string, double> cavity_mL;   ///< by cavity name
-  std::string volume_basis;                  ///< where the volumes come from, for the messages
-  double voxel_volume_mm3 = 0;               ///< of the source grid
+  std::optional<double> tissue_mL;          ///< the source's myocardium volume, if known
+  std::map<std::string, double> cavity_mL;  ///< by cavity name
+  std::string volume_basis;                 ///< where the volumes come from, for the messages
+  double voxel_volume_mm3 = 0;              ///< of the source grid
   std::vector<std::pair<std::int32_t, std::int64_t>> unmapped_labels;  ///< (label, voxels), label != 0
 };
 

@@ -94,5 +94,20 @@ TEST(ThinWalls, TheRimOfABaseOpeningIsNotAWall) {
   EXPECT_EQ(find_thin_walls(r, base).voxels, 0);
 }
 
+TEST(ThinWalls, AnOpeningRimOffTheBasePlaneIsNotAWallButARoofFarBelowIs) {
+  // Cavity k < 2, myocardium layer k = 2, outside above; one face of the layer is base (so the
+  // boundary has a base), the other 15 voxels' top faces are not.
+  const RoleVolume r = roles_of(grid(4, 4, 12, 1.0), [](long, long, long k) {
+    return k < 2 ? kLv : k == 2 ? kMyo : kOut;
+  });
+  BoundaryClassification b;
+  b.faces.push_back({r.role.grid.linear(0, 0, 2), 5, SurfaceTag::kBase});
+  b.axis.base_normal = Eigen::Vector3d::UnitZ();
+  b.axis.base_point = Eigen::Vector3d(0, 0, 3);  // the layer's centres 1 mm below: the rim
+  EXPECT_EQ(find_thin_walls(r, b).voxels, 0);
+  b.axis.base_point = Eigen::Vector3d(0, 0, 10);  // 8 mm below the base: a thin roof
+  EXPECT_EQ(find_thin_walls(r, b).voxels, 15);
+}
+
 }  // namespace
 }  // namespace cardio::meshing

@@ -28,8 +28,10 @@ struct ThinWalls {
 
 /// A myocardium voxel is in a thin wall when, along some index axis, its two neighbours are not
 /// myocardium and belong to different regions (so one element separates them; a 6-connected
-/// diagonal wall is caught too). The grid border counts as outside. A neighbour across a face the
-/// boundary tags as base is not counted as outside: the rim of a cavity's opening is not a wall.
+/// diagonal wall is caught too). The grid border counts as outside. The rim of a cavity's opening
+/// is not a wall: a neighbour across a face the boundary tags as base, or across a face looking
+/// towards the base (normal within 60 degrees of the base normal) of a voxel within two voxels of
+/// the base plane, is not counted as outside (when the boundary has base faces).
 /// Two cavities whose voxels share a face have a wall of zero voxels (direct contacts).
 ThinWalls find_thin_walls(const imaging::RoleVolume& roles, const BoundaryClassification& boundary);
 
