@@ -3,6 +3,8 @@
 // blob the myocardium does not enclose, labels without a role), and none for clean cases.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -11,6 +13,7 @@
 #include "cardio/config/config.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "config/mesh_config.hpp"
+#include "mesh/mesh_cache.hpp"
 #include "mesh/mesh_stage.hpp"
 #include "test_support.hpp"
 
@@ -37,6 +40,10 @@ class MeshWarnings : public ::testing::Test {
   /// Write the labels of `label_of` and mesh them (staircase: mesh volumes = voxel volumes).
   pipeline::MeshStageResult mesh(const std::function<std::int32_t(long, long, long)>& label_of,
                                  const std::string& extra = "") {
+    write_labels(label_of);
+    return run(image_yaml(extra));
+  }
+  void write_labels(const std::function<std::int32_t(long, long, long)>& label_of) {
     imaging::LabelVolume labels;
     labels.grid.size = {kN, kN, kN};
     labels.values.resize(std::size_t(kN * kN * kN));
@@ -44,9 +51,11 @@ class MeshWarnings : public ::testing::Test {
       for (long j = 0; j < kN; ++j)
         for (long i = 0; i < kN; ++i) labels.at(i, j, k) = label_of(i, j, k);
     imaging::write_label_image(labels, dir / "labels.nii.gz");
-    return run("geometry:\n  source: image\n  labels: labels.nii.gz\n  boundary_fit: staircase\n"
-               "  roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}\n" +
-               extra + "fibres: {source: uniform, direction: [0, 0, 1], sheet_direction: [1, 0, 0]}\n");
+  }
+  static std::string image_yaml(const std::string& extra) {
+    return "geometry:\n  source: image\n  labels: labels.nii.gz\n  boundary_fit: staircase\n"
+           "  roles: {myocardium: [1], cavities: [{name: lv, labels: [2]}]}\n" +
+           extra + "fibres: {source: uniform, direction: [0, 0, 1], sheet_direction: [1, 0, 0]}\n";
   }
   pipeline::MeshStageResult run(const std::string& yaml) {
     std::ofstream(dir / "case.yaml") << yaml;
@@ -85,6 +94,36 @@ TEST_F(MeshWarnings, LvPhantomFittedHasNone) {
   EXPECT_TRUE(r.report["warnings"].empty()) << r.report["warnings"].dump(2);
 }
 
+/// Volume below z = z_base of the ellipsoid (r_s, r_s, r_l) centred at the origin [mL]: Land et al.'s LV.
+double truncated_ellipsoid_mL(double r_s, double r_l, double z_base) {
+  return M_PI * r_s * r_s * (z_base - z_base * z_base * z_base / (3 * r_l * r_l) + 2 * r_l / 3) / 1000;
+}
+
+TEST_F(MeshWarnings, CoarseLvPhantomWarnsOfItsThinWallAndItsVolumes) {
+  // The Land LV wall is 3 mm thick (r 7 -> 10 mm, apex 17 -> 20 mm): 1.5 voxels of 2 mm, 1 of 3 mm.
+  const double cavity = truncated_ellipsoid_mL(7, 17, 5), tissue = truncated_ellipsoid_mL(10, 20, 5) - cavity;
+  for (double h : {2.0, 3.0}) {
+    std::ostringstream y;
+    y << "geometry: {source: phantom, phantom: {voxel_size: " << h << " mm}}\nfibres: {source: phantom}\n";
+    const auto r = run(y.str());
+    const auto thin = of_kind(r.report, "thin_wall");
+    ASSERT_EQ(thin.size(), 1u) << h << ": " << r.report["warnings"].dump(2);
+    EXPECT_GT(thin[0]["voxels"].get<long>(), 0);
+    EXPECT_DOUBLE_EQ(thin[0]["voxel_size_mm"].get<double>(), h);
+    EXPECT_LE(thin[0]["suggested_voxel_size_mm"].get<double>(), 3.0 / 2);  // two voxels across 3 mm
+    // Whatever is reported about the volumes is against the closed forms.
+    for (const json& v : of_kind(r.report, "volume_mismatch")) {
+      const bool is_tissue = v["part"] == "tissue";
+      EXPECT_NEAR(v["source_mL"].get<double>(), is_tissue ? tissue : cavity, 1e-9);
+      const double mesh_mL = is_tissue ? r.report["tissue_volume_mL"].get<double>()
+                                       : r.report["cavities"][0]["cavity_volume_mL"].get<double>();
+      EXPECT_NEAR(v["difference_percent"].get<double>(), 100 * (mesh_mL / v["source_mL"].get<double>() - 1), 1e-9);
+      EXPECT_GT(std::abs(v["difference_percent"].get<double>()), 5.0);
+    }
+    if (h == 3.0) EXPECT_EQ(of_kind(r.report, "volume_mismatch").size(), 2u) << r.report["warnings"].dump(2);
+  }
+}
+
 TEST_F(MeshWarnings, DroppedIslandsGiveTheirCountAndVolume) {
   // Three islands away from the heart: 1 + 8 + 3 = 12 voxels (12 mm^3).
   const auto r = mesh([](long i, long j, long k) {
@@ -103,9 +142,10 @@ TEST_F(MeshWarnings, DroppedIslandsGiveTheirCountAndVolume) {
   EXPECT_EQ(r.report["warnings"].size(), 1u) << r.report["warnings"].dump(2);
   EXPECT_NE(log.str().find("warning: dropped 3 myocardium islands"), std::string::npos) << log.str();
   // The same lost volume against a tolerance below it: the tissue differs from the source.
-  const auto tight = mesh(
-      [](long i, long j, long k) { return i >= 20 && i <= 22 && j >= 2 && j <= 5 && k == 2 ? 1 : block_heart(i, j, k); },
-      "  volume_tolerance: 0.3 %\n");
+  const auto tight =
+      mesh([](long i, long j,
+              long k) { return i >= 20 && i <= 22 && j >= 2 && j <= 5 && k == 2 ? 1 : block_heart(i, j, k); },
+           "  volume_tolerance: 0.3 %\n");
   const auto v = of_kind(tight.report, "volume_mismatch");
   ASSERT_EQ(v.size(), 1u) << tight.report["warnings"].dump(2);
   EXPECT_EQ(v[0]["part"], "tissue");
@@ -174,7 +214,9 @@ TEST_F(MeshWarnings, UnmappedLabelsAreListedWithTheirVoxelCounts) {
 
 TEST_F(MeshWarnings, NoLongAxisWithoutABase) {
   // The cavity closed (no opening): the automatic base finds nothing.
-  const auto closed = [](long i, long j, long k) { return k >= 14 && k <= 17 ? (block_heart(i, j, k) ? 1 : 0) : block_heart(i, j, k); };
+  const auto closed = [](long i, long j, long k) {
+    return k >= 14 && k <= 17 ? (block_heart(i, j, k) ? 1 : 0) : block_heart(i, j, k);
+  };
   const auto r = mesh(closed);
   EXPECT_TRUE(r.report["long_axis"].is_null());
   EXPECT_NE(r.report["long_axis_reason"].get<std::string>().find("no cavity opening"), std::string::npos);
@@ -194,6 +236,21 @@ TEST_F(MeshWarnings, WarningsAreWrittenToMeshReportJson) {
   ASSERT_EQ(report["warnings"].size(), 1u);
   EXPECT_EQ(report["warnings"][0]["kind"], "unmapped_labels");
   EXPECT_EQ(report["warnings"][0]["labels"][0]["voxels"].get<long>(), 1);
+}
+
+TEST_F(MeshWarnings, ACachedMeshLogsItsWarningsAgain) {
+  unsetenv("CARDIO_NO_CACHE");
+  write_labels([](long i, long j, long k) { return i == 22 && j == 22 && k == 22 ? 3 : block_heart(i, j, k); });
+  std::ofstream(dir / "case.yaml") << image_yaml("");
+  auto doc = config::Document::load_file(dir / "case.yaml");
+  const pipeline::MeshConfig cfg = pipeline::parse_mesh_config(*doc);
+  std::ostringstream first, second;
+  pipeline::cached_mesh_stages(cfg, *doc, dir / "out", &first);
+  const auto r = pipeline::cached_mesh_stages(cfg, *doc, dir / "out", &second);
+  ASSERT_TRUE(r.report["mesh_cache"]["hit"].get<bool>()) << second.str();
+  ASSERT_EQ(r.report["warnings"].size(), 1u);
+  for (const std::string& log : {first.str(), second.str()})
+    EXPECT_NE(log.find("warning: label 3 (1 voxels) of the source is in no role"), std::string::npos) << log;
 }
 
 }  // namespace
