@@ -232,6 +232,7 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
   if (g.boundary_fit == BoundaryFit::smooth && box)
     n.fail("boundary_fit", "a box has flat faces on the voxel grid already; use staircase");
   g.base = parse_base(n.child_or_empty("base"));
+  g.volume_tolerance = n.quantity("volume_tolerance", Dimension::dimensionless, 0.05, Range::positive());
   return g;
 }
 

@@ -89,6 +89,7 @@ struct GeometryParams {
   /// smooth (the default for hearts): boundary nodes moved onto the smooth surface
   /// (meshing/boundary_fit.hpp); staircase: the voxel faces as they are (the default for boxes).
   BoundaryFit boundary_fit = BoundaryFit::staircase;
+  double volume_tolerance = 0.05;  ///< mesh vs source volumes: a larger relative difference is a warning
 };
 
 struct RuleAngles {

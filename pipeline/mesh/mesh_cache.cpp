@@ -14,6 +14,7 @@
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
+#include "mesh/mesh_warnings.hpp"
 
 #ifndef CARDIO_VERSION
 #error "CARDIO_VERSION must be defined (pipeline/CMakeLists.txt)"
@@ -295,6 +296,7 @@ MeshStageResult cached_mesh_stages(const MeshConfig& cfg, const config::Document
        << cached->mesh.mesh.n_elements() << " elements; key " << std::fixed << std::setprecision(3) << t_key
        << " s, load " << seconds_since(t0) - t_key << " s)";
   say(log, line.str());
+  for (const std::string& warning : warning_lines(cached->report)) say(log, warning);
   cached->report["mesh_cache"] = {{"key", key.hex()}, {"hit", true}};
   return std::move(*cached);
 }

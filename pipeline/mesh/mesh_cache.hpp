@@ -44,7 +44,7 @@ namespace cardio::pipeline {
 std::uint64_t hash_file(const std::filesystem::path& path, std::uint64_t* size = nullptr);
 
 /// Bump when the payload layout (including save_voxel_mesh's) or the meaning of a mesh field changes.
-constexpr std::uint32_t kMeshCacheFormat = 2;  // 2: sample frames
+constexpr std::uint32_t kMeshCacheFormat = 3;  // 2: sample frames; 3: report warnings
 
 /// "cardiac <version> exe <fnv of /proc/self/exe>" (computed once per process).
 const std::string& program_identity();

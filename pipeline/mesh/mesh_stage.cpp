@@ -14,6 +14,7 @@
 #include "cardio/surfaces/projection.hpp"
 #include "mesh/fibre_stage.hpp"
 #include "mesh/import_stage.hpp"
+#include "mesh/mesh_warnings.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -142,10 +143,6 @@ json mesh_json(const meshing::VoxelMesh& m) {
           {"cavities", cavities_json(m)},
           {"surface_faces", tags},
           {"bounding_box_mm", {{"min", vec_json(lo)}, {"max", vec_json(hi)}}},
-          {"long_axis",
-           {{"base_point_mm", vec_json(m.axis.base_point)},
-            {"base_normal", vec_json(m.axis.base_normal)},
-            {"apex_mm", vec_json(m.axis.apex)}}},
           {"labels", m.labels_used},
           {"element_grid", grid_json(m.grid)}};
 }
@@ -169,6 +166,7 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   // Fibre vectors from files live on their own grid; read before resampling the labels.
   if (fp.source == FibreSource::vectors || fp.source == FibreSource::angles) read_fibre_vectors(fp, im);
   check_mesh_fits(im, geo, source);  // before the mesh (and the later simulation state) are allocated
+  const SourceCensus census = take_source_census(im, geo);  // the source's own voxels, for the warnings
   if (geo.element_size) {
     const imaging::Grid target = resample_to_element_size(im, geo);
     say("resampled to " + std::to_string(*geo.element_size) + " mm: " + std::to_string(target.n_voxels()) + " voxels");
@@ -177,6 +175,7 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   RoleVolume roles = assign_roles(std::move(im.labels), geo.roles, source);
   const meshing::IslandReport islands = drop_islands(roles, geo, say);
   const meshing::BoundaryClassification boundary = meshing::classify_boundary(roles, geo.base);
+  const meshing::ThinWalls thin_walls = meshing::find_thin_walls(roles, boundary);
   const VoxelFibres fibres = voxel_fibres(fp, roles, boundary, im);
   const std::string fibre_source(name_of(fp.source));
   say("fibres (" + fibre_source + ") on " + std::to_string(fibres.frames.voxels.size()) + " voxels");
@@ -204,6 +203,7 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
   out.report["boundary_fit"] = fit;
   out.report["islands"] = islands_json(islands, geo.keep_islands);
   out.report["source"] = im.source;
+  for (const std::string& line : add_warnings(out.report, {census, m, islands, thin_walls, geo})) say(line);
   out.report["mesh_time_s"] = say.seconds();
   return out;
 }
