@@ -2,7 +2,7 @@
 /// @file closed_loop.hpp
 /// A closed-loop lumped (0-D) circulation: the model of Regazzoni, Salvador, Africa, Fedele, Dedè
 /// & Quarteroni 2022, "A cardiac electromechanics model coupled with a lumped-parameter model for
-/// closed-loop blood circulation", J Comput Phys 457:111083 (preprint arXiv:2011.15040, sec. 2.3).
+/// closed-loop blood circulation", J Comput Phys 457:111083 (preprint arXiv:2011.15040).
 /// Units: pressure mmHg, volume mL, time ms, flow mL/ms (1 mL/ms = 60 L/min).
 ///
 ///   chambers (LA, LV, RA, RV)  p = E(t) (V - V0),  E(t) = E_B + E_A e(t)   (time-varying elastance)
@@ -70,7 +70,21 @@ struct ClosedLoopParams {
   ValveParams valves;
   VesselParams systemic_arteries, systemic_veins, pulmonary_arteries, pulmonary_veins;
 
-  /// The parameter set of Regazzoni et al. 2022 (see docs/heartbeat.md for the table).
+  /// The parameters of the first author's reference implementation of this model
+  /// (github.com/FrancescoRegazzoni/cardioemulator, example/circulation_closed_loop.py @4f1c757,
+  /// citing arXiv:2011.15040; timings there are fractions of T_HB), at T_HB = 800 ms:
+  ///   chamber  E_A, E_B [mmHg/mL]  V0 [mL]  t_C, T_C, T_R [T_HB]
+  ///   LA       0.07, 0.09          4        0.80, 0.17, 0.17
+  ///   RA       0.06, 0.07          4        0.80, 0.17, 0.17
+  ///   LV       2.75, 0.08          5        0,    0.34, 0.17
+  ///   RV       0.55, 0.05          10       0,    0.34, 0.17
+  ///   vessel   R [mmHg s/mL]  C [mL/mmHg]  L [mmHg s^2/mL]
+  ///   SYS AR   0.8            1.2          5e-3
+  ///   SYS VEN  0.26           60           5e-4
+  ///   PUL AR   0.1625         10           5e-4
+  ///   PUL VEN  0.1625         16           5e-4
+  ///   valves   R_min 0.0075, R_max 75006.2 mmHg s/mL
+  /// (stored in ms units: R x 1e3, L x 1e6, timings x 800 ms). Discussion in docs/heartbeat.md.
   static ClosedLoopParams regazzoni2022();
   /// Throws cardio::Error naming `where`.part.key, the value and the expected range.
   void validate(std::string_view where = "closed_loop") const;
