@@ -76,8 +76,8 @@ LinearStep assemble(const ClosedLoopParams& p, const ClosedLoopState& s, const P
   for (const Branch& br : kBranches) {
     // Volume rows: V_down - dt Q = V_down^n, V_up + dt Q = V_up^n.
     if (br.valve >= 0) {
-      const double g = 1.0 / (open[br.valve] ? p.valves.open_resistance_mmHg_ms_per_mL
-                                             : p.valves.closed_resistance_mmHg_ms_per_mL);
+      const double g =
+          1.0 / (open[br.valve] ? p.valves.open_resistance_mmHg_ms_per_mL : p.valves.closed_resistance_mmHg_ms_per_mL);
       for (const auto& [row, sign] : {std::pair{br.down, -1.0}, std::pair{br.up, 1.0}}) {
         sys.K(row, br.up) += sign * dt * g * law.b[br.up];
         sys.K(row, br.down) -= sign * dt * g * law.b[br.down];

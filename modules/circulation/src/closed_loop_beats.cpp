@@ -67,8 +67,8 @@ ClosedLoopBeat run_beat(ClosedLoop& model, double dt_ms, int index) {
 }
 
 PeriodicRun run_until_periodic(ClosedLoop& model, double dt_ms, double tolerance, int max_beats) {
-  CARDIO_CHECK(tolerance > 0 && tolerance < 1, "closed-loop periodicity tolerance = " << tolerance
-                                                                                       << ": expected a value in (0, 1)");
+  CARDIO_CHECK(tolerance > 0 && tolerance < 1,
+               "closed-loop periodicity tolerance = " << tolerance << ": expected a value in (0, 1)");
   CARDIO_CHECK(max_beats >= 2, "closed-loop max_beats = " << max_beats << ": expected >= 2");
   PeriodicRun run;
   run.edv_change = std::numeric_limits<double>::quiet_NaN();
@@ -77,8 +77,8 @@ PeriodicRun run_until_periodic(ClosedLoop& model, double dt_ms, double tolerance
     if (k < 2) continue;
     const ClosedLoopBeat& prev = run.beats[run.beats.size() - 2];
     const ClosedLoopBeat& last = run.beats.back();
-    run.edv_change = std::max(relative_change(prev.lv_edv_mL, last.lv_edv_mL),
-                              relative_change(prev.rv_edv_mL, last.rv_edv_mL));
+    run.edv_change =
+        std::max(relative_change(prev.lv_edv_mL, last.lv_edv_mL), relative_change(prev.rv_edv_mL, last.rv_edv_mL));
     if (run.edv_change < tolerance) {
       run.converged = true;
       break;

@@ -15,12 +15,8 @@ constexpr double kPeriod = 800.0;  // T_HB [ms], 75 bpm
 // Timings are given as fractions of T_HB in the authors' code; here in ms for T_HB = 800 ms.
 ChamberParams chamber(double e_active, double e_passive, double v0, double onset_fraction, double contraction_fraction,
                       double relaxation_fraction) {
-  return {e_active,
-          e_passive,
-          v0,
-          onset_fraction * kPeriod,
-          contraction_fraction * kPeriod,
-          relaxation_fraction * kPeriod};
+  return {
+      e_active, e_passive, v0, onset_fraction * kPeriod, contraction_fraction * kPeriod, relaxation_fraction * kPeriod};
 }
 
 // Paper units (mmHg s/mL, mmHg s^2/mL) to the module's (mmHg ms/mL, mmHg ms^2/mL).
@@ -38,11 +34,11 @@ void validate_chamber(const ChamberParams& c, double period, std::string_view wh
   require_positive(c.active_elastance_mmHg_per_mL, key(where, part, "active_elastance_mmHg_per_mL"), "mmHg/mL");
   require_positive(c.passive_elastance_mmHg_per_mL, key(where, part, "passive_elastance_mmHg_per_mL"), "mmHg/mL");
   if (!(c.rest_volume_mL >= 0 && c.rest_volume_mL < 1000))
-    CARDIO_FAIL(key(where, part, "rest_volume_mL") << " = " << c.rest_volume_mL << " mL: expected a value in [0, 1000)");
+    CARDIO_FAIL(key(where, part, "rest_volume_mL")
+                << " = " << c.rest_volume_mL << " mL: expected a value in [0, 1000)");
   if (!(c.contraction_onset_ms >= 0 && c.contraction_onset_ms < period))
-    CARDIO_FAIL(key(where, part, "contraction_onset_ms") << " = " << c.contraction_onset_ms
-                                                         << " ms: expected a value in [0, period_ms = " << period
-                                                         << ")");
+    CARDIO_FAIL(key(where, part, "contraction_onset_ms")
+                << " = " << c.contraction_onset_ms << " ms: expected a value in [0, period_ms = " << period << ")");
   require_positive(c.contraction_ms, key(where, part, "contraction_ms"), "ms");
   require_positive(c.relaxation_ms, key(where, part, "relaxation_ms"), "ms");
   if (!(c.contraction_ms + c.relaxation_ms <= period))
@@ -124,9 +120,9 @@ ClosedLoopState ClosedLoopState::regazzoni2022(const ClosedLoopParams& p) {
 }
 
 std::string_view compartment_name(Compartment c) {
-  static constexpr std::array<std::string_view, 8> names{
-      "left_atrium",       "left_ventricle", "right_atrium",       "right_ventricle",
-      "systemic_arteries", "systemic_veins", "pulmonary_arteries", "pulmonary_veins"};
+  static constexpr std::array<std::string_view, 8> names{"left_atrium",        "left_ventricle",    "right_atrium",
+                                                         "right_ventricle",    "systemic_arteries", "systemic_veins",
+                                                         "pulmonary_arteries", "pulmonary_veins"};
   return names[static_cast<int>(c)];
 }
 

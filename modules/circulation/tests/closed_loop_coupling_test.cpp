@@ -47,7 +47,8 @@ TEST(ClosedLoopCoupling, FlowDerivativeMatchesCentralDifferences) {
 
 /// A stand-in for the 3-D ventricles: cavity volume for a pressure, V = V0 + p / E(t) (the paper's
 /// 0-D law inverted), so that the coupled run must reproduce the monolithic 0-D run.
-Eigen::Vector2d cavity_volumes(const ClosedLoopParams& prm, double t, const Eigen::Vector2d& p, Eigen::Vector2d& dv_dp) {
+Eigen::Vector2d cavity_volumes(const ClosedLoopParams& prm, double t, const Eigen::Vector2d& p,
+                               Eigen::Vector2d& dv_dp) {
   const double e_lv = chamber_elastance(prm.left_ventricle, t, prm.period_ms);
   const double e_rv = chamber_elastance(prm.right_ventricle, t, prm.period_ms);
   dv_dp = {1 / e_lv, 1 / e_rv};

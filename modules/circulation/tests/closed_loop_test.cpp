@@ -141,9 +141,10 @@ TEST(ClosedLoop, ReachesAPeriodicStateWithinTenBeats) {
     ASSERT_TRUE(cycle.converged);
     EXPECT_LE(cycle.beats.size(), 60u);
     limit[perturbed] = cycle.beats.back();
-    std::printf("closed loop%s: EDV change < 1 %% after %zu beats (LV EDV %.1f mL), < 0.01 %% after %zu (LV EDV %.1f mL)\n",
-                perturbed ? " (perturbed)" : "", run.beats.size(), last.lv_edv_mL, cycle.beats.size(),
-                limit[perturbed].lv_edv_mL);
+    std::printf(
+        "closed loop%s: EDV change < 1 %% after %zu beats (LV EDV %.1f mL), < 0.01 %% after %zu (LV EDV %.1f mL)\n",
+        perturbed ? " (perturbed)" : "", run.beats.size(), last.lv_edv_mL, cycle.beats.size(),
+        limit[perturbed].lv_edv_mL);
   }
   EXPECT_NEAR(limit[0].lv_edv_mL, limit[1].lv_edv_mL, 1e-3 * limit[0].lv_edv_mL);
   EXPECT_NEAR(limit[0].rv_esv_mL, limit[1].rv_esv_mL, 1e-3 * limit[0].rv_esv_mL);

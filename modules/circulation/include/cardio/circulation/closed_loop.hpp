@@ -53,9 +53,9 @@ double chamber_elastance(const ChamberParams& chamber, double t_ms, double perio
 
 /// An RLC vessel compartment.
 struct VesselParams {
-  double resistance_mmHg_ms_per_mL = 0;    ///< R, > 0
-  double compliance_mL_per_mmHg = 0;       ///< C, > 0
-  double inductance_mmHg_ms2_per_mL = 0;   ///< L, >= 0 (0: an RC compartment)
+  double resistance_mmHg_ms_per_mL = 0;   ///< R, > 0
+  double compliance_mL_per_mmHg = 0;      ///< C, > 0
+  double inductance_mmHg_ms2_per_mL = 0;  ///< L, >= 0 (0: an RC compartment)
 };
 
 /// The four valves share one pair of resistances (as in the paper).
