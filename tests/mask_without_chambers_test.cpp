@@ -3,6 +3,7 @@
 // voxel counts and the side each cavity lies on, independent of the derivation.
 #include <gtest/gtest.h>
 
+#include <Eigen/Geometry>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "cardio/config/config.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/imaging/image_io.hpp"
+#include "cardio/meshing/voxel_mesh.hpp"
 #include "cardio/phantoms/phantoms.hpp"
 #include "config/mesh_config.hpp"
 #include "mesh/mesh_stage.hpp"
@@ -81,11 +83,16 @@ TEST_F(MaskWithoutChambers, BiventricularPhantomGetsItsLvAndRvBackAndRuleFibres)
   EXPECT_EQ(r.mesh.cavities[0].name, "lv");
   EXPECT_EQ(r.mesh.cavities[1].name, "rv");
   for (const auto& c : r.report["cavities"]) EXPECT_TRUE(c["closed"].get<bool>());
+  // Centroid of a closed cavity surface: the tetrahedra from the origin, signed (divergence theorem).
   auto cavity_mean_x = [&](std::size_t c) {
-    double sum = 0;
-    for (const auto& tri : r.mesh.cavities[c].triangles)
-      for (auto n : tri) sum += r.mesh.mesh.rest(0, n);
-    return sum / (3.0 * double(r.mesh.cavities[c].triangles.size()));
+    const Eigen::Matrix3Xd p = meshing::surface_points(r.mesh.cavities[c], r.mesh.mesh.rest);
+    double volume = 0, moment = 0;
+    for (const auto& t : r.mesh.cavities[c].triangles) {
+      const double v = p.col(t[0]).dot(p.col(t[1]).cross(p.col(t[2]))) / 6;
+      volume += v;
+      moment += v * (p(0, t[0]) + p(0, t[1]) + p(0, t[2])) / 4;
+    }
+    return moment / volume;
   };
   EXPECT_LT(std::abs(cavity_mean_x(0) - mean_x(ph.labels, 2)), 2.0);
   EXPECT_LT(std::abs(cavity_mean_x(1) - mean_x(ph.labels, 4)), 2.0);
@@ -98,6 +105,23 @@ TEST_F(MaskWithoutChambers, BiventricularPhantomGetsItsLvAndRvBackAndRuleFibres)
   const std::int64_t myo = std::count(ph.labels.values.begin(), ph.labels.values.end(), 1) +
                            std::count(ph.labels.values.begin(), ph.labels.values.end(), 3);
   EXPECT_EQ(r.mesh.mesh.n_elements(), myo);
+  EXPECT_EQ(r.report["fibre_source"], "rule");
+}
+
+TEST_F(MaskWithoutChambers, RealBiventricularShapeWithoutItsCavityLabels) {
+  // The Bai et al. mean shape (data/README.md) rasterized at 1.5 mm; with derive_cavities its
+  // cavity labels are not mapped, so the mask is myocardium only, open at the base (LV rim about
+  // 44-49 mm across). Reference: the surface's own enclosed volumes (divergence theorem).
+  const auto r = pipeline::run_mesh_stages(
+      config("fibres: {source: rule}\ngeometry:\n  source: surface\n  surface: {file: " CARDIO_SOURCE_DIR
+             "/data/biv_meanshape_surface.vtp, voxel_size: 1.5 mm}\n  derive_cavities: {}\n"));
+  const json& d = r.report["source"]["derived_cavities"];
+  const json& surface = r.report["source"]["surface_cavity_volume_mL"];
+  std::cout << "derived: " << d.dump() << "\nsurface: " << surface.dump() << "\n";
+  for (const char* c : {"lv", "rv"})
+    EXPECT_NEAR(d["cavities"][c]["volume_mL"].get<double>() / surface[c].get<double>(), 1.0, 0.03) << c;
+  ASSERT_EQ(r.mesh.cavities.size(), 2u);
+  for (const auto& c : r.report["cavities"]) EXPECT_TRUE(c["closed"].get<bool>());
   EXPECT_EQ(r.report["fibre_source"], "rule");
 }
 
@@ -139,6 +163,21 @@ TEST_F(MaskWithoutChambers, SlabOfMyocardiumIsAClearErrorAndNoMesh) {
     EXPECT_NE(run.err.find(part), std::string::npos) << "'" << part << "' not in: " << run.err;
   EXPECT_FALSE(fs::exists(dir / "out" / "mesh.vtu"));
   EXPECT_FALSE(fs::exists(dir / "out" / "mesh_report.json"));
+}
+
+TEST_F(MaskWithoutChambers, SolidWholeHeartMaskEnclosesNothing) {
+  // The real CT whole-heart mask (data/README.md): chambers filled, so no pool. Only shallow
+  // concavities of its outer surface are closed, each far below 5 % of the tissue's volume.
+  try {
+    pipeline::run_mesh_stages(config("geometry:\n  source: image\n  labels: " CARDIO_SOURCE_DIR
+                                     "/data/ct_heart_mask_0187.nrrd\n  roles: {myocardium: [1]}\n  element_size: 2 mm\n"
+                                     "  derive_cavities: {}\nfibres: {source: rule}\n"));
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    for (const char* part : {"ct_heart_mask_0187.nrrd: cannot derive the cavities", "no region is enclosed",
+                             "% of the myocardium's volume", "a blood pool needs 5 % and 60 %"})
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << "'" << part << "' not in: " << e.what();
+  }
 }
 
 TEST_F(MaskWithoutChambers, DeriveAndCavityLabelsTogetherIsAConfigError) {

@@ -214,10 +214,14 @@ DerivedCavitiesSummary derive_cavities_of_mask(RoleVolume& roles, const imaging:
   log << "derived " << d.cavities.size() << " cavit" << (d.cavities.size() == 1 ? "y" : "ies") << " (closing radius "
       << o.closing_radius_mm << " mm):";
   for (const imaging::DerivedCavity& c : d.cavities) {
-    cavities[c.name] = {{"voxels", c.voxels},     {"volume_mL", c.volume_mm3 / 1000.0}, {"cap_voxels", c.cap_voxels},
-                        {"openings", c.openings}, {"enclosure", c.enclosure},           {"compactness", c.compactness}};
+    cavities[c.name] = {
+        {"voxels", c.voxels},          {"volume_mL", c.volume_mm3 / 1000.0}, {"cap_voxels", c.cap_voxels},
+        {"openings", c.openings},      {"uncapped_openings", c.uncapped},    {"enclosure", c.enclosure},
+        {"compactness", c.compactness}};
     log << " " << c.name << " " << c.volume_mm3 / 1000.0 << " mL (" << c.voxels << " voxels, " << c.openings
-        << " openings capped)";
+        << (c.openings == 1 ? " opening" : " openings") << ", " << c.cap_voxels << " voxels in flat caps"
+        << (c.uncapped ? ", " + std::to_string(c.uncapped) + " left uncapped: the cap leaked past a low rim" : "")
+        << ")";
   }
   if (d.cavities.size() == 1) log << "; one enclosed pool only, taken as the LV (no RV)";
   if (d.ignored_regions > 0)

@@ -44,6 +44,7 @@ struct BoxGrid {
 struct CapReport {
   std::int64_t openings = 0;  ///< openings found (outside regions touching the pool)
   std::int64_t voxels = 0;    ///< voxels added to the pool
+  std::int64_t refused = 0;   ///< openings left uncapped: their cap would outgrow the pool (a leak)
 };
 
 /// Caps each opening of pool `id` flat. The opening's outside voxels touching the pool are
@@ -51,7 +52,8 @@ struct CapReport {
 /// by least squares, and the outside voxels (not `filled`) that are on the pool's side of the rim's
 /// top (the 90th percentile of the rim's heights above the plane), within `max_depth_mm` of it and
 /// inside the rim (rim voxels all round, in projection) join the pool, grown face by face from the
-/// pool. `pool` is updated.
+/// pool. A cap with more voxels than the pool is refused (it leaked past a low rim; the opening
+/// keeps its dent). `pool` is updated.
 CapReport cap_openings(std::vector<std::uint8_t>& pool, std::uint8_t id, const std::vector<std::uint8_t>& myocardium,
                        const std::vector<std::uint8_t>& filled, const BoxGrid& box, double max_depth_mm);
 

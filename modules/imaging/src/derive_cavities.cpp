@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <numbers>
 #include <sstream>
 
@@ -84,33 +85,37 @@ std::vector<Candidate> score_candidates(const std::vector<std::int32_t>& compone
   return out;
 }
 
-/// The pools among the candidates (largest first); the rest is counted as ignored.
+/// The pools among the candidates (largest first); the rest is counted as ignored. A pool is walled
+/// by the myocardium (enclosure) and holds a share of its volume, as a ventricle's blood does.
 std::vector<Candidate> select_pools(std::vector<Candidate> cands, const DeriveCavitiesOptions& o,
-                                    DerivedCavities& report, double voxel_volume) {
+                                    std::int64_t myocardium_voxels, DerivedCavities& report, double voxel_volume) {
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.voxels > b.voxels; });
+  const double min_voxels = o.min_pool_fraction_of_myocardium * double(myocardium_voxels);
   std::vector<Candidate> pools;
   for (const Candidate& c : cands) {
-    const bool pool = c.enclosure() >= o.min_enclosure && pools.size() < 2 &&
-                      (pools.empty() || double(c.voxels) >= o.min_second_pool_fraction * double(pools[0].voxels));
+    const double n = double(c.voxels);
+    const bool pool = c.enclosure() >= o.min_enclosure && pools.size() < 2 && n >= min_voxels &&
+                      (pools.empty() || n >= o.min_second_pool_fraction * double(pools[0].voxels));
     if (pool) {
       pools.push_back(c);
     } else {
       ++report.ignored_regions;
-      report.ignored_volume_mm3 += double(c.voxels) * voxel_volume;
+      report.ignored_volume_mm3 += n * voxel_volume;
     }
   }
   if (!pools.empty()) return pools;
   std::ostringstream why;
   why << "no region is enclosed by the myocardium, even after closing its openings with a ball of radius "
       << o.closing_radius_mm << " mm";
-  const auto most = std::max_element(
-      cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.enclosure() < b.enclosure(); });
-  if (most != cands.end())
-    why << " (the most enclosed region, " << double(most->voxels) * voxel_volume / 1000.0 << " mL, has "
-        << std::lround(100 * most->enclosure()) << " % of its boundary on the myocardium; a blood pool needs "
-        << std::lround(100 * o.min_enclosure) << " %)";
+  if (cands.empty())
+    why << " (the closing filled no background voxel)";
   else
-    why << " (closing filled no background voxel)";
+    why << " (the largest region the closing added, " << double(cands[0].voxels) * voxel_volume / 1000.0 << " mL, is "
+        << std::setprecision(2) << 100.0 * double(cands[0].voxels) / double(myocardium_voxels)
+        << " % of the myocardium's volume and has " << std::lround(100 * cands[0].enclosure())
+        << " % of its boundary on the myocardium; a blood pool needs "
+        << std::lround(100 * o.min_pool_fraction_of_myocardium) << " % and " << std::lround(100 * o.min_enclosure)
+        << " %)";
   CARDIO_FAIL(why.str());
 }
 
@@ -152,6 +157,7 @@ std::vector<DerivedCavity> name_and_write_pools(const std::vector<std::uint8_t>&
     d.compactness = compact[p];
     d.cap_voxels = caps[p].voxels;
     d.openings = caps[p].openings;
+    d.uncapped = caps[p].refused;
     roles.cavity_names.push_back(d.name);
     for (std::int64_t b = 0; b < box.n_voxels(); ++b) {
       if (pool[std::size_t(b)] != std::uint8_t(p + 1)) continue;
@@ -184,7 +190,8 @@ DerivedCavities derive_cavities(RoleVolume& roles, const DeriveCavitiesOptions& 
   for (std::size_t b = 0; b < filled.size(); ++b) added.values[b] = filled[b] && !myo.values[b];
   const std::vector<std::int32_t> component = itk_morphology::face_connected_components(added);
   const std::vector<Candidate> pools =
-      select_pools(score_candidates(component, myo, box), o, report, box.voxel_volume());
+      select_pools(score_candidates(component, myo, box), o,
+                   std::count(myo.values.begin(), myo.values.end(), std::uint8_t(1)), report, box.voxel_volume());
 
   // Pool masks (1, 2 in size order), capped flat in their openings.
   std::vector<std::uint8_t> pool(filled.size(), 0);

@@ -12,8 +12,9 @@
 ///    share of its boundary area that touches myocardium (the rest touches the outside through the
 ///    openings). Pools have most of their boundary on the wall; the closing's fill of a concave
 ///    outer surface (an epicardial groove) has about half. Candidates with an enclosure below
-///    `min_enclosure` are not pools, and pools smaller than `min_second_pool_fraction` of the
-///    largest are ignored (vessel lumens in the wall); the two largest remaining are kept.
+///    `min_enclosure`, or smaller than `min_pool_fraction_of_myocardium` of the myocardium's
+///    volume, are not pools, and pools smaller than `min_second_pool_fraction` of the largest are
+///    ignored (vessel lumens in the wall); the two largest remaining are kept.
 /// 3. Flat caps: a closing leaves a shallow spherical dent in each opening (depth
 ///    r - sqrt(r^2 - a^2) for an opening of radius a). For every opening of a pool the plane of
 ///    its rim (the myocardium voxels beside the opening) is fitted, and the outside voxels between
@@ -34,6 +35,9 @@ struct DeriveCavitiesOptions {
   double closing_radius_mm = 30.0;
   /// Share of a pool's boundary area on the myocardium (before capping) needed to count as a pool.
   double min_enclosure = 0.6;
+  /// A pool holds at least this share of the myocardium's volume (a ventricle's blood at end-systole
+  /// is about a third of its wall's volume; a concave outer surface the closing filled is less).
+  double min_pool_fraction_of_myocardium = 0.05;
   /// A second pool counts if its volume is at least this share of the largest.
   double min_second_pool_fraction = 0.1;
 };
@@ -46,7 +50,8 @@ struct DerivedCavity {
   std::int64_t cap_voxels = 0;  ///< of those, added by the flat caps (step 3)
   double enclosure = 0;         ///< share of the boundary area on the myocardium, before capping
   double compactness = 0;       ///< 36 pi V^2 / A^3 of the voxel region (1 for a ball)
-  std::int64_t openings = 0;    ///< openings capped
+  std::int64_t openings = 0;    ///< openings found
+  std::int64_t uncapped = 0;    ///< openings whose cap was refused (it would outgrow the pool: a leak)
 };
 
 struct DerivedCavities {
