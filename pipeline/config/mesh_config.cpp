@@ -65,6 +65,17 @@ LabelRoles parse_roles(const Node& n, const LabelRoles& fallback) {
   return r;
 }
 
+/// geometry.derive_cavities: the cavities come from the myocardium, not from labels.
+imaging::DeriveCavitiesOptions parse_derive_cavities(const Node& geometry, const Node& roles, LabelRoles& r) {
+  if (roles.has("cavities"))
+    roles.fail("cavities", "geometry.derive_cavities derives the cavities; remove one of the two");
+  r.cavities.clear();  // a phantom's or a surface's default cavities are derived instead
+  imaging::DeriveCavitiesOptions o;
+  o.closing_radius_mm = geometry.child("derive_cavities")
+                            .quantity("closing_radius", Dimension::length, o.closing_radius_mm, Range::positive());
+  return o;
+}
+
 meshing::BaseSpec parse_base(const Node& n) {
   meshing::BaseSpec b;
   using Mode = meshing::BaseSpec::Mode;
@@ -218,6 +229,7 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
     (void)roles.integers("myocardium", std::nullopt, 0, kMaxLabel);  // required: the message names a misspelt key
   }
   g.roles = parse_roles(roles, default_roles);
+  if (n.has("derive_cavities")) g.derive_cavities = parse_derive_cavities(n, roles, g.roles);
   g.element_size = n.quantity_or_auto("element_size", Dimension::length, Range::positive());
   g.label_vote = n.choice_of<imaging::LabelVote>(
       "label_vote", {{"majority", imaging::LabelVote::majority}, {"nearest", imaging::LabelVote::nearest}},

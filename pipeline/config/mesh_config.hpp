@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cardio/config/config.hpp"
+#include "cardio/imaging/derive_cavities.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/imaging/resample.hpp"
 #include "cardio/meshing/boundary.hpp"
@@ -82,6 +83,8 @@ struct GeometryParams {
   std::filesystem::path labels_file;  ///< source: image (file or DICOM folder)
   SurfaceParams surface;
   LabelRoles roles;
+  /// geometry.derive_cavities: blood pools derived from a mask without them (roles.cavities empty).
+  std::optional<imaging::DeriveCavitiesOptions> derive_cavities;
   std::optional<double> element_size;  ///< [mm]; auto (std::nullopt): keep the source's voxels
   imaging::LabelVote label_vote = imaging::LabelVote::majority;
   bool keep_islands = false;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cardio/core/error.hpp"
+#include "cardio/imaging/derive_cavities.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/imaging/memory.hpp"
 #include "cardio/imaging/resample.hpp"
@@ -211,6 +212,44 @@ RoleVolume assign_roles(imaging::LabelVolume labels, const LabelRoles& roles, co
   }
   r.labels = std::move(labels);
   return r;
+}
+
+DerivedCavitiesSummary derive_cavities_of_mask(RoleVolume& roles, const imaging::DeriveCavitiesOptions& o,
+                                               const std::string& source_name) {
+  imaging::DerivedCavities d;
+  try {
+    d = imaging::derive_cavities(roles, o);
+  } catch (const Error& e) {
+    CARDIO_FAIL(source_name << ": cannot derive the cavities: " << e.what()
+                            << ". Set geometry.derive_cavities.closing_radius larger than the radius of the widest "
+                               "opening (valve or open base), or, if the mask is not a myocardium with chambers, "
+                               "give the cavity labels in geometry.roles.cavities (and no derive_cavities)");
+  }
+  DerivedCavitiesSummary s;
+  json cavities = json::object();
+  std::ostringstream log;
+  log << "derived " << d.cavities.size() << " cavit" << (d.cavities.size() == 1 ? "y" : "ies") << " (closing radius "
+      << o.closing_radius_mm << " mm):";
+  for (const imaging::DerivedCavity& c : d.cavities) {
+    cavities[c.name] = {
+        {"voxels", c.voxels},          {"volume_mL", c.volume_mm3 / 1000.0}, {"cap_voxels", c.cap_voxels},
+        {"openings", c.openings},      {"uncapped_openings", c.uncapped},    {"enclosure", c.enclosure},
+        {"compactness", c.compactness}};
+    log << " " << c.name << " " << c.volume_mm3 / 1000.0 << " mL (" << c.voxels << " voxels, " << c.openings
+        << (c.openings == 1 ? " opening" : " openings") << ", " << c.cap_voxels << " voxels in flat caps"
+        << (c.uncapped ? ", " + std::to_string(c.uncapped) + " left uncapped: the cap leaked past a low rim" : "")
+        << ")";
+  }
+  if (d.cavities.size() == 1) log << "; one enclosed pool only, taken as the LV (no RV)";
+  if (d.ignored_regions > 0)
+    log << "; ignored " << d.ignored_regions << " smaller or open regions (" << d.ignored_volume_mm3 / 1000.0 << " mL)";
+  s.report = {{"closing_radius_mm", o.closing_radius_mm},
+              {"cavities", cavities},
+              {"ignored_regions", d.ignored_regions},
+              {"ignored_volume_mL", d.ignored_volume_mm3 / 1000.0},
+              {"rule", "lv: the more compact pool (36 pi V^2 / A^3), rv: the other"}};
+  s.log = log.str();
+  return s;
 }
 
 }  // namespace cardio::pipeline

@@ -45,4 +45,15 @@ imaging::Grid resample_to_element_size(Imported& im, const GeometryParams& geo);
 /// Label roles (myocardium, cavities, outside) of the imported labels; errors name the source.
 imaging::RoleVolume assign_roles(imaging::LabelVolume labels, const LabelRoles& roles, const std::string& source_name);
 
+/// What derive_cavities_of_mask found: source.derived_cavities of mesh_report.json, and a run.log line.
+struct DerivedCavitiesSummary {
+  nlohmann::json report;
+  std::string log;
+};
+
+/// Blood pools derived from a mask without them (geometry.derive_cavities, imaging/derive_cavities.hpp):
+/// `roles` gets the cavities lv (and rv). Errors name the source and what the user can set.
+DerivedCavitiesSummary derive_cavities_of_mask(imaging::RoleVolume& roles, const imaging::DeriveCavitiesOptions& o,
+                                               const std::string& source_name);
+
 }  // namespace cardio::pipeline

@@ -174,6 +174,11 @@ MeshStageResult run_mesh_stages(const MeshConfig& cfg, std::ostream* log) {
 
   RoleVolume roles = assign_roles(std::move(im.labels), geo.roles, source);
   const meshing::IslandReport islands = drop_islands(roles, geo, say);
+  if (geo.derive_cavities) {
+    const DerivedCavitiesSummary derived = derive_cavities_of_mask(roles, *geo.derive_cavities, source);
+    say(derived.log);
+    im.source["derived_cavities"] = derived.report;
+  }
   const meshing::BoundaryClassification boundary = meshing::classify_boundary(roles, geo.base);
   const meshing::ThinWalls thin_walls = meshing::find_thin_walls(roles, boundary);
   const VoxelFibres fibres = voxel_fibres(fp, roles, boundary, im);
