@@ -125,9 +125,10 @@ void add_islands_warning(json& out, const MeshFacts& f) {
                  {"percent_of_tissue", 100 * fraction}});
 }
 
-std::string region_name(std::uint8_t role, const LabelRoles& roles) {
+/// The mesh's name of a region (its cavities may be derived rather than configured).
+std::string region_name(std::uint8_t role, const meshing::VoxelMesh& mesh) {
   if (role == imaging::RoleVolume::kOutside) return "outside";
-  return roles.cavities.at(std::size_t(role - imaging::RoleVolume::kFirstCavity)).first;
+  return mesh.cavities.at(std::size_t(role - imaging::RoleVolume::kFirstCavity)).name;
 }
 
 void add_thin_wall_warning(json& out, const MeshFacts& f) {
@@ -138,7 +139,7 @@ void add_thin_wall_warning(json& out, const MeshFacts& f) {
   std::ostringstream where;
   for (const meshing::ThinWall& w : t.walls) {
     spacing = std::min(spacing, w.spacing_mm);
-    const std::string a = region_name(w.region_a, f.geometry.roles), b = region_name(w.region_b, f.geometry.roles);
+    const std::string a = region_name(w.region_a, f.mesh), b = region_name(w.region_b, f.mesh);
     const Eigen::Vector3d& p = w.position_mm;
     walls.push_back({{"between", {a, b}},
                      {"voxels", w.voxels},
