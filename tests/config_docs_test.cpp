@@ -79,7 +79,7 @@ TEST(ConfigDocs, EveryKeyOfEveryShippedConfigIsDocumented) {
   ASSERT_GT(lines.size(), 100u) << "docs/config.md missing";
   std::set<std::string> missing;
   int configs = 0;
-  for (const char* dir : {"configs", "configs/experiments", "configs/benchmarks"}) {
+  for (const char* dir : {"configs", "configs/experiments", "configs/benchmarks", "configs/inputs"}) {
     for (const auto& e : fs::directory_iterator(fs::path(CARDIO_SOURCE_DIR) / dir)) {
       if (e.path().extension() != ".yaml") continue;
       if (YAML::LoadFile(e.path().string())["cases"]) continue;  // a cohort manifest (docs/cohorts.md)

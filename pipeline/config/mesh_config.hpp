@@ -65,7 +65,8 @@ struct GeometryParams {
   GeometrySource source = GeometrySource::phantom;
   PhantomParams phantom;
   BoxParams box;
-  std::filesystem::path labels_file;  ///< source: image (file or DICOM folder)
+  std::filesystem::path labels_file;            ///< source: image (file, DICOM folder, or stack of 2-D slices)
+  std::optional<imaging::StackGeometry> stack;  ///< geometry.stack: the grid of a stack of 2-D slices
   SurfaceParams surface;
   LabelRoles roles;
   std::optional<double> element_size;  ///< [mm]; auto (std::nullopt): keep the source's voxels

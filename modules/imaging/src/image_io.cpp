@@ -148,8 +148,8 @@ void require_3d(const ImageInfo& info, const fs::path& file, const std::string& 
 }
 
 /// A stack's grid from the caller's geometry (its slices carry none); other sources unchanged.
-void apply_stack_geometry(ImageInfo& info, itk_bridge::Reader::Source source,
-                          const std::optional<StackGeometry>& stack, const fs::path& path, const std::string& what) {
+void apply_stack_geometry(ImageInfo& info, itk_bridge::Reader::Source source, const std::optional<StackGeometry>& stack,
+                          const fs::path& path, const std::string& what) {
   if (source != itk_bridge::Reader::Source::slice_stack) return;
   if (!stack)
     CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": a stack of " << info.grid.size[2]
@@ -330,10 +330,9 @@ Volume read_one_component(const fs::path& path, const std::string& what, const s
 }  // namespace
 
 LabelVolume read_label_image(const fs::path& path, const std::optional<StackGeometry>& stack) {
-  LabelVolume out =
-      read_one_component<LabelVolume>(path, "label image", stack, [&](auto tag, const auto* bytes, auto& v) {
-        convert_labels<decltype(tag)>(bytes, v, path);
-      });
+  LabelVolume out = read_one_component<LabelVolume>(
+      path, "label image", stack,
+      [&](auto tag, const auto* bytes, auto& v) { convert_labels<decltype(tag)>(bytes, v, path); });
   // NIfTI: the library has read every NaN as 0 (a label, often the background).
   if (const auto nan = file_checks::non_finite_values(path); !nan.empty()) fail_nan_label(path, out.grid, nan[0]);
   return out;
@@ -342,9 +341,10 @@ LabelVolume read_label_image(const fs::path& path, const std::optional<StackGeom
 ScalarVolume read_scalar_image(const fs::path& path) {
   ScalarVolume out =
       read_one_component<ScalarVolume>(path, "scalar image", std::nullopt, [](auto tag, const auto* bytes, auto& v) {
-    using T = decltype(tag);
-    for (std::size_t i = 0; i < v.values.size(); ++i) v.values[i] = static_cast<float>(load<T>(bytes + i * sizeof(T)));
-  });
+        using T = decltype(tag);
+        for (std::size_t i = 0; i < v.values.size(); ++i)
+          v.values[i] = static_cast<float>(load<T>(bytes + i * sizeof(T)));
+      });
   // NIfTI: the NaN the library read as 0 are NaN again (e.g. an angle map's voxels without a fibre).
   for (const std::uint64_t i : file_checks::non_finite_values(path))
     if (i < out.values.size()) out.values[i] = std::numeric_limits<float>::quiet_NaN();

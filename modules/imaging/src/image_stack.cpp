@@ -132,8 +132,9 @@ std::vector<fs::path> stack_slice_files(const fs::path& stack) {
     CARDIO_FAIL("stack of slices " << in_quotes(stack)
                                    << (folder ? ": the folder holds no files" : ": the pattern matches no file")
                                    << "; expected 2-D slices (.tif, .tiff or .png)");
-  std::sort(files.begin(), files.end(),
-            [](const fs::path& a, const fs::path& b) { return natural_less(a.filename().string(), b.filename().string()); });
+  std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
+    return natural_less(a.filename().string(), b.filename().string());
+  });
   check_one_format(files, stack);
   return files;
 }

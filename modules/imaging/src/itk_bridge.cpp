@@ -46,8 +46,9 @@ std::vector<std::string> dicom_series_files(const fs::path& dir) {
   } catch (const itk::ExceptionObject& e) {
     CARDIO_FAIL("cannot read DICOM folder " << in_quotes(dir) << ": " << itk_message(e));
   }
-  if (uids.empty()) CARDIO_FAIL("cannot read DICOM folder " << in_quotes(dir) << ": no DICOM series found in it, and no 2-D slices "
-                                                      << "(.tif, .tiff, .png)");
+  if (uids.empty())
+    CARDIO_FAIL("cannot read DICOM folder " << in_quotes(dir) << ": no DICOM series found in it, and no 2-D slices "
+                                            << "(.tif, .tiff, .png)");
   std::vector<std::string> files = names->GetFileNames(uids.front());
   if (files.empty()) CARDIO_FAIL("cannot read DICOM folder " << in_quotes(dir) << ": its first series has no files");
   return files;

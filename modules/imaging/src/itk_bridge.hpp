@@ -1,8 +1,9 @@
 #pragma once
 /// @file itk_bridge.hpp (private)
-/// The interface of the ITK side (itk_bridge.cpp, itk_util.cpp, stack_bridge.cpp). No Eigen types here: Debian's ITK 5.2 ships its own Eigen 3.3
-/// (itkeigen, included by itkImageIOBase.h) under the same include guards as the system
-/// Eigen 3.4, so ITK headers and <Eigen/...> must never meet in one translation unit.
+/// The interface of the ITK side (itk_bridge.cpp, itk_util.cpp, stack_bridge.cpp). No Eigen types
+/// here: Debian's ITK 5.2 ships its own Eigen 3.3 (itkeigen, included by itkImageIOBase.h) under the
+/// same include guards as the system Eigen 3.4, so ITK headers and <Eigen/...> must never meet in
+/// one translation unit.
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -108,5 +108,4 @@ Header header_of(itk::ImageIOBase& io, const fs::path& file, const std::string& 
   return h;
 }
 
-
 }  // namespace cardio::imaging::itk_bridge

@@ -122,8 +122,8 @@ Header stack_header(const std::vector<fs::path>& slices, const fs::path& stack, 
                                      << in_quotes(slices.front().filename()) << " is " << first.sizes[0] << "x"
                                      << first.sizes[1] << "; every slice must have the same size");
     if (h.component != first.component)
-      CARDIO_FAIL("stack of slices " << in_quotes(stack) << ": slice " << in_quotes(slices[k].filename())
-                                     << " stores " << h.component_type << " pixels but the first slice "
+      CARDIO_FAIL("stack of slices " << in_quotes(stack) << ": slice " << in_quotes(slices[k].filename()) << " stores "
+                                     << h.component_type << " pixels but the first slice "
                                      << in_quotes(slices.front().filename()) << " stores " << first.component_type
                                      << "; every slice must have the same pixel type");
   }

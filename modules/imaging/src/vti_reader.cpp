@@ -65,8 +65,8 @@ Component component_of(vtkDataArray& a, const fs::path& file, const std::string&
     default:
       break;
   }
-  CARDIO_FAIL("cannot read " << what << " " << in_quotes(file) << ": unsupported data type "
-                             << a.GetDataTypeAsString() << " of point array '" << a.GetName() << "'");
+  CARDIO_FAIL("cannot read " << what << " " << in_quotes(file) << ": unsupported data type " << a.GetDataTypeAsString()
+                             << " of point array '" << a.GetName() << "'");
 }
 
 /// The voxel values: the active point scalars, else the only point array.
@@ -165,9 +165,9 @@ itk_bridge::Pixels read_pixels(const fs::path& file, const itk_bridge::Header& h
   p.data.resize(static_cast<std::size_t>(header.pixel_bytes()));
   const auto stored = static_cast<std::size_t>(values.GetNumberOfValues()) * itk_bridge::component_size(p.component);
   if (p.component != header.component || stored != p.data.size())
-    CARDIO_FAIL("cannot read " << what << " " << in_quotes(file) << ": its point array has " << values.GetNumberOfValues()
-                               << " values of " << values.GetDataTypeAsString() << ", expected "
-                               << header.pixel_bytes() / itk_bridge::component_size(header.component)
+    CARDIO_FAIL("cannot read " << what << " " << in_quotes(file) << ": its point array has "
+                               << values.GetNumberOfValues() << " values of " << values.GetDataTypeAsString()
+                               << ", expected " << header.pixel_bytes() / itk_bridge::component_size(header.component)
                                << " (the file is damaged or truncated)");
   std::memcpy(p.data.data(), values.GetVoidPointer(0), p.data.size());
   return p;

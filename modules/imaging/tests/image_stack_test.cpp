@@ -38,7 +38,8 @@ std::vector<std::uint16_t> slice_values(unsigned k) {
 /// Slices k = 0..n-1 named prefix + k + ext (no zero padding: only natural order sorts them).
 void write_stack(const fs::path& dir, const std::string& prefix, const std::string& ext, unsigned n) {
   fs::create_directories(dir);
-  for (unsigned k = 0; k < n; ++k) test::write_slice(dir / (prefix + std::to_string(k) + ext), {kNx, kNy}, slice_values(k));
+  for (unsigned k = 0; k < n; ++k)
+    test::write_slice(dir / (prefix + std::to_string(k) + ext), {kNx, kNy}, slice_values(k));
 }
 
 void expect_stack_values(const LabelVolume& v, unsigned n) {
@@ -94,7 +95,7 @@ TEST(SliceStack, TiffFolderIsOneVolumeOnTheGivenGrid) {
 
 TEST(SliceStack, PngGlobTakesTheMatchingSlicesOnly) {
   TempDir dir;
-  write_stack(dir.path(), "s", ".PNG", 11);  // upper-case extension
+  write_stack(dir.path(), "s", ".PNG", 11);                                    // upper-case extension
   test::write_slice(dir / "t0.png", {2, 2}, std::vector<std::uint8_t>(4, 1));  // not matched: other size
   std::ofstream(dir / "notes.txt") << "not a slice\n";
   const LabelVolume v = read_label_image(dir / "s*.PNG", geometry());
@@ -102,7 +103,8 @@ TEST(SliceStack, PngGlobTakesTheMatchingSlicesOnly) {
   // 8-bit slices, and a single isotropic spacing.
   fs::create_directories(dir / "u8");
   for (unsigned k = 0; k < 3; ++k)
-    test::write_slice(dir / "u8" / std::string("z").append(std::to_string(k)).append(".png"), {2, 2}, std::vector<std::uint8_t>(4, k + 1));
+    test::write_slice(dir / "u8" / std::string("z").append(std::to_string(k)).append(".png"), {2, 2},
+                      std::vector<std::uint8_t>(4, k + 1));
   const LabelVolume u8 = read_label_image(dir / "u8" / "z?.png", StackGeometry{{0.02, 0.02, 0.02}, {0, 0, 0}});
   EXPECT_EQ(u8.values, (std::vector<std::int32_t>{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}));
   EXPECT_DOUBLE_EQ(u8.grid.voxel_volume(), 0.02 * 0.02 * 0.02);
@@ -147,7 +149,9 @@ TEST(SliceStack, SlicesMustBeTwoDimensionalIntegerGreyScale) {
     write_bad(stack / "s2.tif");
     return stack;
   };
-  const fs::path paged = with_bad_slice("paged", [](const fs::path& f) { test::write_multipage_tiff(f, {kNx, kNy, 4}); });
+  const fs::path paged = with_bad_slice("paged", [](const fs::path& f) {
+    test::write_multipage_tiff(f, {kNx, kNy, 4});
+  });
   expect_error([&] { read_label_image(paged, geometry()); }, {"'s2.tif' is a 3-D image", "5x3x4", "2-D slices"});
   const fs::path rgb = with_bad_slice("rgb", [](const fs::path& f) { test::write_rgb_slice(f, {kNx, kNy}); });
   expect_error([&] { read_label_image(rgb, geometry()); }, {"'s2.tif' has 3 components", "grey-scale"});

@@ -142,7 +142,7 @@ void write_rgb_slice(const std::filesystem::path& file, std::array<unsigned, 2> 
   p[1] = 2;
   p[2] = 3;
   write_image<itk::RGBPixel<std::uint8_t>, 2>(file, size, std::vector(std::size_t(size[0]) * size[1], p),
-                                               slice_io(file));
+                                              slice_io(file));
 }
 
 void write_multipage_tiff(const std::filesystem::path& file, std::array<unsigned, 3> size) {

@@ -21,7 +21,8 @@ void write_3d_image(const std::filesystem::path& file, std::array<unsigned, 3> s
 
 /// One 2-D slice (.tif/.tiff or .png, any case; the IO is chosen by the extension): values row by
 /// row, i fastest. 8 or 16 bits unsigned, or float (TIFF only).
-void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size, const std::vector<std::uint8_t>& values);
+void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size,
+                 const std::vector<std::uint8_t>& values);
 void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size,
                  const std::vector<std::uint16_t>& values);
 void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size, const std::vector<float>& values);

@@ -11,10 +11,11 @@
 /// structured points (.vtk), VTK XML image data (.vti, point data scalars), single DICOM files;
 /// a folder is read as a DICOM series (its first series, slices sorted by position), unless it
 /// holds TIFF or PNG files: label images may also be stacks of 2-D slices, a folder or a glob
-/// pattern (image_stack.hpp), whose spacing and origin the caller gives. Every failure is a cardio::Error whose message names the
-/// file and the problem (missing, not an image, truncated, wrong dimension or components, ...).
-/// Truncated NIfTI/MetaImage/VTK files are detected before ITK reads them (ITK would zero-fill).
-/// Large reads are checked against available memory first (memory.hpp).
+/// pattern (image_stack.hpp), whose spacing and origin the caller gives. Every failure is a
+/// cardio::Error whose message names the file and the problem (missing, not an image, truncated,
+/// wrong dimension or components, ...). Truncated NIfTI/MetaImage/VTK files are detected before
+/// ITK reads them (ITK would zero-fill). Large reads are checked against available memory first
+/// (memory.hpp).
 #include <Eigen/Core>
 #include <cstdint>
 #include <filesystem>
