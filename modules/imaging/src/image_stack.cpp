@@ -117,8 +117,8 @@ bool natural_less(const std::string& a, const std::string& b) {
 }
 
 bool is_slice_stack(const fs::path& path) {
-  if (has_wildcard(path.filename().string())) return true;
   std::error_code ec;
+  if (!fs::exists(path, ec)) return has_wildcard(path.filename().string());  // an existing "a[1].nii" is a file
   if (!fs::is_directory(path, ec)) return false;
   const std::vector<fs::path> files = visible_files(path);
   return std::any_of(files.begin(), files.end(), [](const fs::path& f) { return format_of(f).has_value(); });
@@ -126,7 +126,7 @@ bool is_slice_stack(const fs::path& path) {
 
 std::vector<fs::path> stack_slice_files(const fs::path& stack) {
   std::error_code ec;
-  const bool folder = !has_wildcard(stack.filename().string()) && fs::is_directory(stack, ec);
+  const bool folder = fs::is_directory(stack, ec);
   std::vector<fs::path> files = folder ? visible_files(stack) : glob_matches(stack);
   if (files.empty())
     CARDIO_FAIL("stack of slices " << in_quotes(stack)

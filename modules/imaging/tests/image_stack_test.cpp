@@ -76,6 +76,8 @@ TEST(NaturalOrder, DigitRunsCompareAsNumbers) {
   EXPECT_TRUE(is_slice_stack(dir.path()));
   EXPECT_TRUE(is_slice_stack(dir / "*.png"));  // a pattern is a stack, whether it matches or not
   EXPECT_FALSE(is_slice_stack(dir / "slice_10.tif"));
+  touch(dir / "labels[1].nii");  // an existing file is a file, wildcard characters or not
+  EXPECT_FALSE(is_slice_stack(dir / "labels[1].nii"));
 }
 
 TEST(SliceStack, TiffFolderIsOneVolumeOnTheGivenGrid) {
@@ -108,6 +110,15 @@ TEST(SliceStack, PngGlobTakesTheMatchingSlicesOnly) {
   const LabelVolume u8 = read_label_image(dir / "u8" / "z?.png", StackGeometry{{0.02, 0.02, 0.02}, {0, 0, 0}});
   EXPECT_EQ(u8.values, (std::vector<std::int32_t>{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}));
   EXPECT_DOUBLE_EQ(u8.grid.voxel_volume(), 0.02 * 0.02 * 0.02);
+}
+
+TEST(SliceStack, PaletteSlicesAreReadAsTheirIndices) {
+  TempDir dir;
+  for (std::uint8_t k = 0; k < 2; ++k)
+    test::write_palette_png(dir / std::string("p").append(std::to_string(k)).append(".png"), {2, 2},
+                            {0, 1, 2, std::uint8_t(3 - k)});
+  const LabelVolume v = read_label_image(dir.path(), geometry());
+  EXPECT_EQ(v.values, (std::vector<std::int32_t>{0, 1, 2, 3, 0, 1, 2, 2}));
 }
 
 TEST(SliceStack, InconsistentSizesNameTheFirstOffendingSliceAndBothSizes) {

@@ -136,6 +136,16 @@ void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size
   write_image<float, 2>(file, size, values, slice_io(file));
 }
 
+void write_palette_png(const std::filesystem::path& file, std::array<unsigned, 2> size,
+                       const std::vector<std::uint8_t>& indices) {
+  auto io = itk::PNGImageIO::New();
+  itk::PNGImageIO::PaletteType palette(4);
+  for (unsigned c = 0; c < 4; ++c) palette[c].Set(std::uint8_t(60 * c), std::uint8_t(255 - 60 * c), 7);
+  io->SetColorPalette(palette);
+  io->SetWritePalette(true);
+  write_image<std::uint8_t, 2>(file, size, indices, io);
+}
+
 void write_rgb_slice(const std::filesystem::path& file, std::array<unsigned, 2> size) {
   itk::RGBPixel<std::uint8_t> p;
   p[0] = 1;

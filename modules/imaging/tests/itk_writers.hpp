@@ -26,6 +26,9 @@ void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size
 void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size,
                  const std::vector<std::uint16_t>& values);
 void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size, const std::vector<float>& values);
+/// A palette (indexed-colour) PNG slice: `indices` into a palette of 4 colours.
+void write_palette_png(const std::filesystem::path& file, std::array<unsigned, 2> size,
+                       const std::vector<std::uint8_t>& indices);
 /// An RGB slice (3 components per pixel), every pixel (1, 2, 3).
 void write_rgb_slice(const std::filesystem::path& file, std::array<unsigned, 2> size);
 /// A multi-page TIFF (a 3-D image in one file), uint8.

@@ -27,8 +27,9 @@ struct StackGeometry {
   std::array<double, 3> origin_mm{0, 0, 0};   ///< centre of pixel (0, 0) of the first slice
 };
 
-/// True if `path` names a stack: a glob pattern, or a folder holding a .tif, .tiff or .png file.
-/// False for a file and for any other folder (e.g. a DICOM series).
+/// True if `path` names a stack: a folder holding a .tif, .tiff or .png file, or a glob pattern
+/// (a path that does not exist and has a wildcard in its file name). False for a file (whatever
+/// its name) and for any other folder (e.g. a DICOM series).
 bool is_slice_stack(const std::filesystem::path& path);
 
 /// The slice files of a stack, in natural order. cardio::Error naming the stack if it has no
