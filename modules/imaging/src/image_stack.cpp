@@ -87,6 +87,20 @@ void check_one_format(const std::vector<fs::path>& files, const fs::path& stack)
   }
 }
 
+/// `folder` may be replaced by a new stack: absent, or holding only slices written before
+/// (slice_*.tif, slice_*.png); anything else in it is the user's and stops the write.
+void check_replaceable(const fs::path& folder, const std::string& what) {
+  std::error_code ec;
+  if (!fs::exists(folder, ec)) return;
+  if (!fs::is_directory(folder, ec))
+    CARDIO_FAIL("cannot write " << what << " " << in_quotes(folder) << ": a file of that name exists");
+  for (const auto& entry : fs::directory_iterator(folder, ec))
+    if (!entry.path().filename().string().starts_with("slice_") || !format_of(entry.path()))
+      CARDIO_FAIL("cannot write " << what << " " << in_quotes(folder) << ": the folder holds "
+                                  << in_quotes(entry.path().filename())
+                                  << ", which is not a slice written before; choose another output folder");
+}
+
 }  // namespace
 
 bool natural_less(const std::string& a, const std::string& b) {
@@ -153,6 +167,7 @@ void write_label_stack(const LabelVolume& labels, const fs::path& folder, const 
   if (*lo < 0 || *hi > 65535)
     CARDIO_FAIL("cannot write " << what << " " << in_quotes(folder) << ": labels " << *lo << ".." << *hi
                                 << " do not fit in 16-bit slices");
+  check_replaceable(folder, what);
   const fs::path tmp = folder.parent_path() / (".tmp" + std::to_string(::getpid()) + "-" + folder.filename().string());
   std::error_code ec;
   fs::remove_all(tmp, ec);

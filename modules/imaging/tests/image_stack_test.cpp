@@ -186,6 +186,23 @@ TEST(SliceStack, TheGridMustBeGivenAndASingleSliceIsNotAVolume) {
   expect_error([&] { read_label_image(dir / "s0.png"); }, {"s0.png", "single 2-D slice", "glob pattern"});
 }
 
+TEST(SliceStack, WrittenStackReadsBackAndReplacesOnlyAnEarlierStack) {
+  TempDir dir;
+  LabelVolume v;
+  v.grid.size = {4, 3, 12};
+  for (std::int32_t n = 0; n < 144; ++n) v.values.push_back(n % 7 == 0 ? 300 : n % 3);  // 16-bit
+  write_label_stack(v, dir / "labels", ".png");
+  EXPECT_TRUE(fs::exists(dir / "labels" / "slice_0011.png"));
+  EXPECT_EQ(read_label_image(dir / "labels", StackGeometry{}).values, v.values);
+  write_label_stack(v, dir / "labels", ".tif");  // replaces the earlier stack
+  EXPECT_EQ(stack_slice_files(dir / "labels").size(), 12u);
+  std::ofstream(dir / "labels" / "notes.txt") << "mine\n";
+  expect_error([&] { write_label_stack(v, dir / "labels", ".tif"); }, {"'notes.txt'", "another output folder"});
+  EXPECT_TRUE(fs::exists(dir / "labels" / "notes.txt"));
+  v.grid.direction = test::oblique_direction();
+  expect_error([&] { write_label_stack(v, dir / "oblique", ".tif"); }, {"direction matrix"});
+}
+
 /// A .vti of size 4 x 3 x 2 (labels n = linear index, as shorts) written by VTK's own writer.
 void write_vti(const fs::path& file, const std::array<int, 6>& extent, const double direction[9], bool cell_data,
                int arrays) {

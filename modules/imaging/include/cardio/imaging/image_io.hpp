@@ -94,7 +94,8 @@ void write_vector_image(const VectorVolume& vectors, const std::filesystem::path
 /// ".png"; uint8 if the labels fit, else uint16), which read_label_image reads back given
 /// StackGeometry{spacing, origin} of the grid: slices store neither, nor a direction, so the grid's
 /// direction must be the identity and labels within 0..65535. Written into a temporary folder
-/// that then replaces `folder` (a killed run leaves no partial stack under the final name).
+/// that then replaces `folder` (a killed run leaves no partial stack under the final name); an
+/// existing `folder` is replaced only if it holds nothing but slice_* slices.
 void write_label_stack(const LabelVolume& labels, const std::filesystem::path& folder, const std::string& extension);
 
 }  // namespace cardio::imaging
