@@ -27,7 +27,7 @@ Usage:
                 [--skip-invalid]
   cardiac collect BATCH_DIR [--no-figures]
   cardiac phantom lv|biv -o OUTDIR [--voxel-size MM] [--fibres land_benchmark|streeter]
-                  [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd]
+                  [--rotate AX,AY,AZ,DEG] [--format nii.gz|nii|mha|nrrd|tif|png]
   cardiac bench [--sizes N1,N2,...] [--threads T1,T2,...] [--element E1,E2,...] [--seconds S] [--isa all] [--json FILE]
   cardiac figures RUN_DIR
   cardiac --help | --version
@@ -42,7 +42,8 @@ mesh      Import the images or surface of a heart config, compute fibres and vox
           OUTDIR/mesh.vtu, surfaces.vtp, cavity_<name>.vtp and mesh_report.json (last).
 phantom   Write a synthetic heart as label and fibre images (labels, fibre, sheet):
           lv = the truncated-ellipsoid LV of Land et al. 2015, biv = a biventricular phantom.
-          --rotate rotates the whole phantom (an oblique direction matrix).
+          --rotate rotates the whole phantom (an oblique direction matrix). --format tif|png
+          writes the labels as a folder of 2-D slices (labels/slice_NNNN.tif) and the fibres as .nrrd.
 batch     Run a cohort (docs/cohorts.md): all cases of MANIFEST (a base config plus per-case
           overrides and inputs) are checked first (problems listed per case, exit 2; with
           --skip-invalid the valid cases run, the invalid ones are listed and in batch.json as
@@ -204,8 +205,9 @@ bool read_phantom_option(Args& a, const std::string& s, const Value& value) {
   }
   if (s == "--format") {
     a.format = value();
-    if (a.format != "nii.gz" && a.format != "nii" && a.format != "mha" && a.format != "nrrd")
-      usage_error("--format: expected nii.gz, nii, mha or nrrd, got '" + a.format + "'");
+    if (a.format != "nii.gz" && a.format != "nii" && a.format != "mha" && a.format != "nrrd" && a.format != "tif" &&
+        a.format != "png")
+      usage_error("--format: expected nii.gz, nii, mha, nrrd, tif or png, got '" + a.format + "'");
     return true;
   }
   return false;

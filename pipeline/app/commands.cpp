@@ -143,12 +143,23 @@ int phantom(const Args& a, Stage& stage) {
   stage.what = "writing the phantom images";
   const fs::path out(a.outdir);
   pipeline::make_writable_directory(out);
-  imaging::write_label_image(ph.labels, out / ("labels." + a.format));
-  imaging::write_vector_image(ph.fibre, out / ("fibre." + a.format));
-  imaging::write_vector_image(ph.sheet, out / ("sheet." + a.format));
-  std::cout << "wrote " << (out / ("labels." + a.format)).string() << ", fibre." << a.format << ", sheet." << a.format
-            << " (" << ph.labels.grid.size[0] << "x" << ph.labels.grid.size[1] << "x" << ph.labels.grid.size[2]
-            << " voxels of " << a.voxel_size << " mm)\n";
+  // Slices hold labels only, and no grid: the fibres go to .nrrd, the grid to the message.
+  const bool slices = a.format == "tif" || a.format == "png";
+  const std::string vectors = slices ? "nrrd" : a.format;
+  const fs::path labels = out / (slices ? "labels" : "labels." + a.format);
+  if (slices)
+    imaging::write_label_stack(ph.labels, labels, "." + a.format);
+  else
+    imaging::write_label_image(ph.labels, labels);
+  imaging::write_vector_image(ph.fibre, out / ("fibre." + vectors));
+  imaging::write_vector_image(ph.sheet, out / ("sheet." + vectors));
+  const imaging::Grid& g = ph.labels.grid;
+  std::cout << "wrote " << labels.string() << (slices ? "/ (one slice per k)" : "") << ", fibre." << vectors
+            << ", sheet." << vectors << " (" << g.size[0] << "x" << g.size[1] << "x" << g.size[2] << " voxels of "
+            << a.voxel_size << " mm)\n";
+  if (slices)
+    std::cout << "the slices store no grid; read them with geometry.stack: {spacing: " << g.spacing[0]
+              << " mm, origin: [" << g.origin[0] << " mm, " << g.origin[1] << " mm, " << g.origin[2] << " mm]}\n";
   return 0;
 }
 

@@ -186,6 +186,24 @@ BoxParams parse_box(const Node& n) {
   return b;
 }
 
+/// geometry.stack: the grid of a stack of 2-D slices, whose files carry none. spacing: one length
+/// (cubic voxels) or [x, y, z]; origin: [x, y, z], the centre of the first slice's first pixel.
+imaging::StackGeometry parse_stack(const Node& n) {
+  Eigen::Vector3d spacing;
+  if (n.has("spacing") && n.yaml_text("spacing").starts_with('['))
+    spacing = n.vec3("spacing", Dimension::length, std::nullopt);
+  else
+    spacing.setConstant(n.quantity("spacing", Dimension::length, std::nullopt, Range::positive()));
+  if (!(spacing.minCoeff() > 0)) n.fail("spacing", "expected positive voxel sizes [x, y, z]");
+  const Eigen::Vector3d origin = n.vec3("origin", Dimension::length, Eigen::Vector3d::Zero());
+  imaging::StackGeometry s;
+  for (int a = 0; a < 3; ++a) {
+    s.spacing_mm[std::size_t(a)] = spacing[a];
+    s.origin_mm[std::size_t(a)] = origin[a];
+  }
+  return s;
+}
+
 GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) {
   GeometryParams g;
   g.source = n.choice_of<GeometrySource>("source",
@@ -211,6 +229,7 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
     for (const char* k : {"labels", "surface", "box"}) n.reject_if_present(k, "used with the matching source only");
   } else if (g.source == GeometrySource::image) {
     g.labels_file = input_path(n, "labels", base);
+    if (n.has("stack")) g.stack = parse_stack(n.child("stack"));
     for (const char* k : {"phantom", "surface", "box"}) n.reject_if_present(k, "used with the matching source only");
   } else {
     g.surface = parse_surface(n.child("surface"), base);
@@ -221,6 +240,7 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
                                           std::vector<std::int32_t>{std::int32_t(2 + c)});
     for (const char* k : {"phantom", "labels", "box"}) n.reject_if_present(k, "used with the matching source only");
   }
+  if (g.source != GeometrySource::image) n.reject_if_present("stack", "used with source: image only");
   const Node roles = n.child_or_empty("roles");
   if (g.source == GeometrySource::image && !roles.has("myocardium")) {
     if (!n.has("roles"))

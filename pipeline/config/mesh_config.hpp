@@ -80,7 +80,8 @@ struct GeometryParams {
   GeometrySource source = GeometrySource::phantom;
   PhantomParams phantom;
   BoxParams box;
-  std::filesystem::path labels_file;  ///< source: image (file or DICOM folder)
+  std::filesystem::path labels_file;            ///< source: image (file, DICOM folder, or stack of 2-D slices)
+  std::optional<imaging::StackGeometry> stack;  ///< geometry.stack: the grid of a stack of 2-D slices
   SurfaceParams surface;
   LabelRoles roles;
   /// geometry.derive_cavities: blood pools derived from a mask without them (roles.cavities empty).

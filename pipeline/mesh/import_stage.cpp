@@ -79,13 +79,19 @@ Imported import_surface(const SurfaceParams& s) {
   return im;
 }
 
-Imported import_image(const fs::path& file) {
-  const imaging::ImageInfo info = imaging::read_image_info(file);
+Imported import_image(const fs::path& file, const std::optional<imaging::StackGeometry>& stack) {
+  const imaging::ImageInfo info = imaging::read_image_info(file, stack);
   // The label volume, its role copy and the roles' bookkeeping: about 10 bytes a voxel.
   imaging::check_fits_in_memory(std::uint64_t(double(info.grid.n_voxels()) * kMeshGridBytesPerVoxel),
                                 "reading " + file.string() + " (" + std::to_string(info.grid.n_voxels()) + " voxels)");
-  Imported im{imaging::read_label_image(file), {}, {}, std::nullopt, {}, {}};
+  Imported im{imaging::read_label_image(file, stack), {}, {}, std::nullopt, {}, {}};
   im.source = {{"type", "image"}, {"file", file.string()}, {"grid", grid_json(im.labels.grid)}};
+  if (imaging::is_slice_stack(file)) {  // which files, in which order (natural order of their names)
+    const std::vector<fs::path> slices = imaging::stack_slice_files(file);
+    im.source["slices"] = {{"count", slices.size()},
+                           {"first", slices.front().filename().string()},
+                           {"last", slices.back().filename().string()}};
+  }
   return im;
 }
 
@@ -119,7 +125,7 @@ Imported import_source(const GeometryParams& geo) {
     case GeometrySource::image:
       break;
   }
-  return import_image(geo.labels_file);
+  return import_image(geo.labels_file, geo.stack);
 }
 
 std::string source_name(const GeometryParams& geo) {

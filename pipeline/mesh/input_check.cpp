@@ -62,11 +62,31 @@ std::vector<InputFile> input_files(const MeshConfig& c, config::Document& doc) {
   return out;
 }
 
-/// Exists, is a readable non-empty file (a folder only as a DICOM series of labels), and its header
-/// reads in the expected format.
+/// A stack of 2-D slices needs geometry.stack (its files carry no 3-D grid), and only a stack takes
+/// it; a stack's every slice header is read. False if the labels are not a stack.
+bool check_stack(const InputFile& f, const GeometryParams& g) {
+  const bool stack = imaging::is_slice_stack(f.path);
+  const std::string name = f.path.string();
+  if (stack && !g.stack)
+    fail_at(f.node, f.key,
+            name +
+                ": a stack of 2-D slices carries no 3-D voxel spacing: give geometry.stack.spacing (one length "
+                "such as 0.02 mm for cubic voxels, or [x, y, z] with a length each) and, for its place in space, "
+                "geometry.stack.origin (default [0, 0, 0])");
+  if (!stack && g.stack)
+    fail_at(f.node, "stack",
+            "is for a stack of 2-D slices (a folder or glob pattern of .tif/.tiff/.png files); " + name +
+                " is not one and carries its own grid: remove geometry.stack");
+  if (stack) (void)imaging::read_image_info(f.path, g.stack);
+  return stack;
+}
+
+/// Exists, is a readable non-empty file (a folder only as a DICOM series or a stack of slices of
+/// labels), and its header reads in the expected format.
 void check_file(const InputFile& f, const MeshConfig& cfg) {
   std::error_code ec;
   const std::string name = f.path.string();
+  if (f.kind == InputFile::Kind::labels && check_stack(f, cfg.geometry)) return;
   if (!fs::exists(f.path, ec)) fail_at(f.node, f.key, name + ": input file does not exist");
   if (fs::is_directory(f.path, ec)) {
     if (f.kind != InputFile::Kind::labels) fail_at(f.node, f.key, name + ": is a directory; expected a file");
@@ -179,7 +199,7 @@ SourceLabels source_labels(const MeshConfig& c, const std::vector<InputFile>& fi
     std::set<std::int32_t> roles(g.roles.myocardium.begin(), g.roles.myocardium.end());
     for (const auto& [name, labels] : g.roles.cavities) roles.insert(labels.begin(), labels.end());
     imaging::LabelVolume labels;
-    at_key(files.front(), [&] { labels = imaging::read_label_image(g.labels_file); });
+    at_key(files.front(), [&] { labels = imaging::read_label_image(g.labels_file, g.stack); });
     for (std::int32_t l : labels.values)
       if (auto it = s.count.find(l); it != s.count.end())
         ++it->second;

@@ -97,14 +97,15 @@ MemoryEstimate estimate_mesh_memory(const MeshConfig& cfg) {
     e.key = "geometry.phantom.voxel_size";
     e.value = mm_text(spec.voxel_size);
   } else if (geo.source == GeometrySource::image) {
-    const imaging::ImageInfo info = imaging::read_image_info(geo.labels_file);
+    const imaging::ImageInfo info = imaging::read_image_info(geo.labels_file, geo.stack);
     double stored = double(info.components) * double(info.bytes_per_component);
     for (std::size_t a = 3; a < info.sizes.size(); ++a) stored *= double(info.sizes[a]);  // extra axes
     for (int a = 0; a < 3; ++a) e.source_grid[a] = double(info.grid.size[std::size_t(a)]);
     spacing = info.grid.spacing;
     source_bytes_per_voxel = stored + kImageLabelBytesPerVoxel;
     e.key = "geometry.labels";
-    e.value = geo.labels_file.filename().string();
+    const std::filesystem::path& labels = geo.labels_file;  // a folder may be given as "masks/"
+    e.value = (labels.has_filename() ? labels.filename() : labels.parent_path().filename()).string();
   } else {
     e.source_grid = surfaces::surface_grid_size(surface_patches(geo.surface), rasterize_options(geo.surface));
     spacing.setConstant(geo.surface.voxel_size);

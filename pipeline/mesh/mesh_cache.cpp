@@ -13,6 +13,7 @@
 
 #include "cardio/core/atomic_file.hpp"
 #include "cardio/core/error.hpp"
+#include "cardio/imaging/image_stack.hpp"
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "mesh/mesh_warnings.hpp"
 
@@ -95,13 +96,19 @@ std::uint64_t hash_file(const fs::path& path, std::uint64_t* size) {
   std::uint64_t h = fnv1a64({});
   std::uint64_t total = 0;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
+  const bool folder = fs::is_directory(path, ec);
+  if (folder || imaging::is_slice_stack(path)) {  // a DICOM folder, or a folder or glob of slices
     std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(path))
-      if (e.is_regular_file()) files.push_back(e.path());
+    if (folder) {
+      for (const auto& e : fs::recursive_directory_iterator(path))
+        if (e.is_regular_file()) files.push_back(e.path());
+    } else {
+      files = imaging::stack_slice_files(path);
+    }
     std::sort(files.begin(), files.end());
+    const fs::path root = folder ? path : path.parent_path().empty() ? fs::path(".") : path.parent_path();
     for (const auto& f : files) {
-      const std::string rel = fs::relative(f, path).generic_string();
+      const std::string rel = fs::relative(f, root).generic_string();
       h = fnv1a64(std::string_view(rel.c_str(), rel.size() + 1), h);  // with its terminating NUL
       std::uint64_t n = 0, fh = fnv1a64({});
       hash_stream(f, fh, n);

@@ -446,7 +446,11 @@ TEST_F(CliTest, PhantomUsageErrors) {
   EXPECT_EQ(cardiac({"phantom", "rv", "-o", "x"}).code, 2);
   EXPECT_EQ(cardiac({"phantom", "lv"}).code, 2);
   EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--rotate", "0,0,0,30"}).code, 2);
-  EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--format", "png"}).code, 2);
+  EXPECT_EQ(cardiac({"phantom", "lv", "-o", "x", "--format", "jpg"}).code, 2);
+  // Slices store no direction matrix: a rotated phantom cannot be written as one.
+  const auto rotated = cardiac({"phantom", "lv", "-o", "y", "--format", "tif", "--rotate", "1,0,0,30"});
+  EXPECT_NE(rotated.code, 0);
+  EXPECT_HAS(rotated.err, "direction matrix");
 }
 
 // --- memory (issue 14, item 5): estimated from the config before anything large is allocated ---

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -146,19 +147,35 @@ void require_3d(const ImageInfo& info, const fs::path& file, const std::string& 
                                << size_text(info.sizes) << "); a " << what << " must be 3-D");
 }
 
+/// A stack's grid from the caller's geometry (its slices carry none); other sources unchanged.
+void apply_stack_geometry(ImageInfo& info, itk_bridge::Reader::Source source, const std::optional<StackGeometry>& stack,
+                          const fs::path& path, const std::string& what) {
+  if (source != itk_bridge::Reader::Source::slice_stack) return;
+  if (!stack)
+    CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": a stack of " << info.grid.size[2]
+                               << " 2-D slices carries no 3-D voxel spacing or origin; they must be given with it");
+  for (int a = 0; a < 3; ++a) {
+    info.grid.spacing[a] = stack->spacing_mm[std::size_t(a)];
+    info.grid.origin[a] = stack->origin_mm[std::size_t(a)];
+  }
+  info.grid.direction.setIdentity();
+}
+
 /// Opens, validates dimension/geometry via `check`, checks memory, reads the pixels.
 template <class Check>
 std::pair<ImageInfo, itk_bridge::Pixels> read_checked(const fs::path& file, const std::string& what,
+                                                      const std::optional<StackGeometry>& stack,
                                                       std::uint64_t bytes_per_output_voxel, Check&& check) {
   file_checks::check_spacing(file, what);  // first: ITK may fail on the scaled sform, less clearly
   itk_bridge::Reader reader(file, what);
-  const ImageInfo info = info_of(reader.header());
+  ImageInfo info = info_of(reader.header());
+  apply_stack_geometry(info, reader.source(), stack, file, what);
   check(info);
   validate_geometry(info.grid, file, what);
   const auto n = static_cast<std::uint64_t>(info.grid.n_voxels());
   check_fits_in_memory(reader.header().pixel_bytes() + n * bytes_per_output_voxel,
                        "reading " + what + " " + in_quotes(file));
-  if (!reader.is_dicom_series())
+  if (reader.source() == itk_bridge::Reader::Source::file)
     file_checks::check_complete(file, reader.header().pixel_bytes() / info.bytes_per_component,
                                 info.bytes_per_component, what);
   itk_bridge::Pixels pixels = reader.read();
@@ -276,10 +293,12 @@ std::uint64_t ImageInfo::pixel_bytes() const {
   return n;
 }
 
-ImageInfo read_image_info(const fs::path& path) {
+ImageInfo read_image_info(const fs::path& path, const std::optional<StackGeometry>& stack) {
   file_checks::check_spacing(path, "image");
   itk_bridge::Reader reader(path, "image");
-  return info_of(reader.header());
+  ImageInfo info = info_of(reader.header());
+  apply_stack_geometry(info, reader.source(), stack, path, "image");
+  return info;
 }
 
 namespace {
@@ -287,9 +306,10 @@ namespace {
 /// A 3-D image of one component per voxel, read whole into `Volume` (its grid and values):
 /// `convert(tag, bytes, out)` turns the file's pixels (type of `tag`) into out.values.
 template <class Volume, class Convert>
-Volume read_one_component(const fs::path& path, const std::string& what, Convert convert) {
+Volume read_one_component(const fs::path& path, const std::string& what, const std::optional<StackGeometry>& stack,
+                          Convert convert) {
   using Value = typename decltype(Volume::values)::value_type;
-  auto loaded = read_checked(path, what, sizeof(Value), [&](const ImageInfo& i) {
+  auto loaded = read_checked(path, what, stack, sizeof(Value), [&](const ImageInfo& i) {
     require_3d(i, path, what);
     if (i.components != 1)
       CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": it has " << i.components
@@ -309,20 +329,22 @@ Volume read_one_component(const fs::path& path, const std::string& what, Convert
 
 }  // namespace
 
-LabelVolume read_label_image(const fs::path& path) {
-  LabelVolume out = read_one_component<LabelVolume>(path, "label image", [&](auto tag, const auto* bytes, auto& v) {
-    convert_labels<decltype(tag)>(bytes, v, path);
-  });
+LabelVolume read_label_image(const fs::path& path, const std::optional<StackGeometry>& stack) {
+  LabelVolume out = read_one_component<LabelVolume>(
+      path, "label image", stack,
+      [&](auto tag, const auto* bytes, auto& v) { convert_labels<decltype(tag)>(bytes, v, path); });
   // NIfTI: the library has read every NaN as 0 (a label, often the background).
   if (const auto nan = file_checks::non_finite_values(path); !nan.empty()) fail_nan_label(path, out.grid, nan[0]);
   return out;
 }
 
 ScalarVolume read_scalar_image(const fs::path& path) {
-  ScalarVolume out = read_one_component<ScalarVolume>(path, "scalar image", [](auto tag, const auto* bytes, auto& v) {
-    using T = decltype(tag);
-    for (std::size_t i = 0; i < v.values.size(); ++i) v.values[i] = static_cast<float>(load<T>(bytes + i * sizeof(T)));
-  });
+  ScalarVolume out =
+      read_one_component<ScalarVolume>(path, "scalar image", std::nullopt, [](auto tag, const auto* bytes, auto& v) {
+        using T = decltype(tag);
+        for (std::size_t i = 0; i < v.values.size(); ++i)
+          v.values[i] = static_cast<float>(load<T>(bytes + i * sizeof(T)));
+      });
   // NIfTI: the NaN the library read as 0 are NaN again (e.g. an angle map's voxels without a fibre).
   for (const std::uint64_t i : file_checks::non_finite_values(path))
     if (i < out.values.size()) out.values[i] = std::numeric_limits<float>::quiet_NaN();
@@ -332,7 +354,7 @@ ScalarVolume read_scalar_image(const fs::path& path) {
 VectorVolume read_vector_image(const fs::path& path, VectorAxes axes) {
   const std::string what = "vector image";
   bool component_axis = false;
-  auto loaded = read_checked(path, what, sizeof(Eigen::Vector3f), [&](const ImageInfo& i) {
+  auto loaded = read_checked(path, what, std::nullopt, sizeof(Eigen::Vector3f), [&](const ImageInfo& i) {
     // Layout 1: 3 interleaved components. Layout 2: a 4-D scalar image, components along axis 3.
     component_axis = i.components == 1 && i.dimension >= 4 && i.sizes[3] == 3;
     require_3d(i, path, what, component_axis ? 4 : 3);

@@ -2,122 +2,26 @@
 #include "itk_bridge.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
-#include <mutex>
 
 #include <itkGDCMImageIO.h>
-#include <itkGDCMImageIOFactory.h>
 #include <itkGDCMSeriesFileNames.h>
 #include <itkImage.h>
 #include <itkImageFileWriter.h>
 #include <itkImageIOBase.h>
 #include <itkImageIOFactory.h>
 #include <itkImageSeriesReader.h>
-#include <itkMetaImageIOFactory.h>
-#include <itkNiftiImageIOFactory.h>
-#include <itkNrrdImageIOFactory.h>
-#include <itkVTKImageIOFactory.h>
 #include <itkVector.h>
 
 #include "cardio/core/error.hpp"
+#include "cardio/imaging/image_stack.hpp"
+#include "itk_util.hpp"
+#include "vti_reader.hpp"
 
 namespace cardio::imaging::itk_bridge {
 namespace fs = std::filesystem;
 
 namespace {
-
-using IOComponent = itk::IOComponentEnum;
-
-/// Registered explicitly (not through ITK_USE_FILE's generated manager) so that the readers work
-/// whatever the consuming target's CMake does.
-void register_factories() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    itk::NiftiImageIOFactory::RegisterOneFactory();
-    itk::MetaImageIOFactory::RegisterOneFactory();
-    itk::NrrdImageIOFactory::RegisterOneFactory();
-    itk::VTKImageIOFactory::RegisterOneFactory();
-    itk::GDCMImageIOFactory::RegisterOneFactory();
-  });
-}
-
-std::string in_quotes(const fs::path& p) {
-  std::string s(1, '\'');  // built by appending: GCC 12 warns (-Wrestrict, PR 105329) on "'" + str
-  s.append(p.string()).push_back('\'');
-  return s;
-}
-
-/// ITK's description without its "ITK ERROR: Class(0x...): " prefix, on one line.
-std::string itk_message(const itk::ExceptionObject& e) {
-  std::string s = e.GetDescription();
-  if (s.rfind("ITK ERROR: ", 0) == 0) {
-    const auto colon = s.find("): ");
-    if (colon != std::string::npos) s = s.substr(colon + 3);
-  }
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  return s;
-}
-
-/// Our component enum from ITK's; fails for types we do not convert (e.g. long double).
-Component component_of(IOComponent type, std::size_t size, const fs::path& file, const std::string& what) {
-  const bool is_signed = type == IOComponent::CHAR || type == IOComponent::SHORT || type == IOComponent::INT ||
-                         type == IOComponent::LONG || type == IOComponent::LONGLONG;
-  switch (type) {
-    case IOComponent::FLOAT:
-      return Component::f32;
-    case IOComponent::DOUBLE:
-      return Component::f64;
-    case IOComponent::UCHAR:
-    case IOComponent::CHAR:
-    case IOComponent::USHORT:
-    case IOComponent::SHORT:
-    case IOComponent::UINT:
-    case IOComponent::INT:
-    case IOComponent::ULONG:
-    case IOComponent::LONG:
-    case IOComponent::ULONGLONG:
-    case IOComponent::LONGLONG:
-      switch (size) {
-        case 1:
-          return is_signed ? Component::i8 : Component::u8;
-        case 2:
-          return is_signed ? Component::i16 : Component::u16;
-        case 4:
-          return is_signed ? Component::i32 : Component::u32;
-        case 8:
-          return is_signed ? Component::i64 : Component::u64;
-        default:
-          break;
-      }
-      break;
-    default:
-      break;
-  }
-  CARDIO_FAIL("cannot read " << what << " " << in_quotes(file) << ": unsupported pixel component type "
-                             << itk::ImageIOBase::GetComponentTypeAsString(type));
-}
-
-Header header_of(itk::ImageIOBase& io, const fs::path& file, const std::string& what) {
-  Header h;
-  h.dimension = io.GetNumberOfDimensions();
-  for (unsigned a = 0; a < h.dimension; ++a) h.sizes.push_back(io.GetDimensions(a));
-  const unsigned n = std::min(h.dimension, 3u);
-  for (unsigned a = 0; a < n; ++a) {
-    h.geometry.size[a] = static_cast<std::int64_t>(io.GetDimensions(a));
-    h.geometry.spacing[a] = io.GetSpacing(a);
-    h.geometry.origin[a] = io.GetOrigin(a);
-    const std::vector<double> axis = io.GetDirection(a);  // column a of ITK's direction matrix
-    for (unsigned r = 0; r < n && r < axis.size(); ++r) h.geometry.direction[3 * r + a] = axis[r];
-  }
-  h.components = io.GetNumberOfComponents();
-  h.component_type = itk::ImageIOBase::GetComponentTypeAsString(io.GetComponentType());
-  h.pixel_type = itk::ImageIOBase::GetPixelTypeAsString(io.GetPixelType());
-  h.component = component_of(io.GetComponentType(), io.GetComponentSize(), file, what);
-  return h;
-}
 
 template <class TImage>
 Geometry geometry_of(const TImage& image) {
@@ -142,7 +46,9 @@ std::vector<std::string> dicom_series_files(const fs::path& dir) {
   } catch (const itk::ExceptionObject& e) {
     CARDIO_FAIL("cannot read DICOM folder " << in_quotes(dir) << ": " << itk_message(e));
   }
-  if (uids.empty()) CARDIO_FAIL("cannot read DICOM folder " << in_quotes(dir) << ": no DICOM series found in it");
+  if (uids.empty())
+    CARDIO_FAIL("cannot read DICOM folder " << in_quotes(dir) << ": no DICOM series found in it, and no 2-D slices "
+                                            << "(.tif, .tiff, .png)");
   std::vector<std::string> files = names->GetFileNames(uids.front());
   if (files.empty()) CARDIO_FAIL("cannot read DICOM folder " << in_quotes(dir) << ": its first series has no files");
   return files;
@@ -243,39 +149,51 @@ std::uint64_t Header::pixel_bytes() const {
 struct Reader::Impl {
   fs::path path;
   std::string what;
+  Source source = Source::file;
   itk::ImageIOBase::Pointer io;          // single file
   std::vector<std::string> dicom_files;  // DICOM series
+  std::vector<fs::path> slices;          // stack of 2-D slices
 };
 
-Reader::Reader(const fs::path& path, const std::string& what) : impl_(std::make_unique<Impl>()) {
-  register_factories();
-  impl_->path = path;
-  impl_->what = what;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": no such file");
-  if (fs::is_directory(path, ec)) {
-    impl_->dicom_files = dicom_series_files(path);
-    auto io = itk::GDCMImageIO::New();
-    auto reader = itk::ImageSeriesReader<itk::Image<float, 3>>::New();
-    reader->SetImageIO(io);
-    reader->SetFileNames(impl_->dicom_files);
-    try {
-      reader->UpdateOutputInformation();
-    } catch (const itk::ExceptionObject& e) {
-      CARDIO_FAIL("cannot read DICOM series in " << in_quotes(path) << ": " << itk_message(e));
-    }
-    header_ = header_of(*io, path, what);
-    header_.geometry = geometry_of(*reader->GetOutput());
-    header_.dimension = 3;
-    header_.sizes.clear();
-    for (unsigned a = 0; a < 3; ++a) header_.sizes.push_back(static_cast<std::uint64_t>(header_.geometry.size[a]));
-    return;
+namespace {
+
+Header dicom_header(const fs::path& dir, const std::vector<std::string>& files, const std::string& what) {
+  auto io = itk::GDCMImageIO::New();
+  auto reader = itk::ImageSeriesReader<itk::Image<float, 3>>::New();
+  reader->SetImageIO(io);
+  reader->SetFileNames(files);
+  try {
+    reader->UpdateOutputInformation();
+  } catch (const itk::ExceptionObject& e) {
+    CARDIO_FAIL("cannot read DICOM series in " << in_quotes(dir) << ": " << itk_message(e));
   }
+  Header h = header_of(*io, dir, what);
+  h.geometry = geometry_of(*reader->GetOutput());
+  h.dimension = 3;
+  h.sizes.clear();
+  for (unsigned a = 0; a < 3; ++a) h.sizes.push_back(static_cast<std::uint64_t>(h.geometry.size[a]));
+  return h;
+}
+
+bool has_extension(const fs::path& p, std::initializer_list<const char*> extensions) {
+  std::string ext = p.extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::find(extensions.begin(), extensions.end(), ext) != extensions.end();
+}
+
+/// A single-file format ITK reads, with its header read.
+itk::ImageIOBase::Pointer open_file(const fs::path& path, const std::string& what) {
   itk::ImageIOBase::Pointer io =
       itk::ImageIOFactory::CreateImageIO(path.string().c_str(), itk::IOFileModeEnum::ReadMode);
+  if (!io && has_extension(path, {".tif", ".tiff", ".png"}))
+    CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": a single 2-D slice is not a volume; "
+                               << "give the stack of slices as their folder or a glob pattern (e.g. "
+                               << in_quotes(path.parent_path() / ("*" + path.extension().string()))
+                               << ") with its voxel spacing");
   if (!io)
     CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": not an image file in a format ITK recognises "
-                               << "(NIfTI .nii/.nii.gz, MetaImage .mha/.mhd, NRRD .nrrd/.nhdr, VTK .vtk, DICOM)");
+                               << "(NIfTI .nii/.nii.gz, MetaImage .mha/.mhd, NRRD .nrrd/.nhdr, legacy VTK .vtk, VTK "
+                               << "XML .vti; as a folder: a DICOM series or 2-D TIFF/PNG slices)");
   io->SetFileName(path.string());
   try {
     io->ReadImageInformation();
@@ -285,17 +203,45 @@ Reader::Reader(const fs::path& path, const std::string& what) : impl_(std::make_
   } catch (const std::exception& e) {
     CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": unreadable image header (" << e.what() << ")");
   }
-  header_ = header_of(*io, path, what);
-  impl_->io = io;
+  return io;
+}
+
+}  // namespace
+
+Reader::Reader(const fs::path& path, const std::string& what) : impl_(std::make_unique<Impl>()) {
+  register_factories();
+  impl_->path = path;
+  impl_->what = what;
+  Impl& m = *impl_;
+  std::error_code ec;
+  if (is_slice_stack(path)) {
+    m.source = Source::slice_stack;
+    m.slices = stack_slice_files(path);
+    header_ = stack_header(m.slices, path, what);
+  } else if (!fs::exists(path, ec)) {
+    CARDIO_FAIL("cannot read " << what << " " << in_quotes(path) << ": no such file");
+  } else if (fs::is_directory(path, ec)) {
+    m.source = Source::dicom_series;
+    m.dicom_files = dicom_series_files(path);
+    header_ = dicom_header(path, m.dicom_files, what);
+  } else if (has_extension(path, {".vti"})) {
+    m.source = Source::vti;
+    header_ = vti::read_header(path, what);
+  } else {
+    m.io = open_file(path, what);
+    header_ = header_of(*m.io, path, what);
+  }
 }
 
 Reader::~Reader() = default;
 
-bool Reader::is_dicom_series() const { return !impl_->dicom_files.empty(); }
+Reader::Source Reader::source() const { return impl_->source; }
 
 Pixels Reader::read() {
   const fs::path& path = impl_->path;
-  if (is_dicom_series()) {
+  if (impl_->source == Source::slice_stack) return read_stack(impl_->slices, header_, path, impl_->what);
+  if (impl_->source == Source::vti) return vti::read_pixels(path, header_, impl_->what);
+  if (impl_->source == Source::dicom_series) {
     // Small integer types read as int32; wider or rescaled (floating) values as double, so the
     // caller can check integrality and range.
     switch (header_.component) {

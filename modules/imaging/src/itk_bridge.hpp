@@ -1,8 +1,9 @@
 #pragma once
 /// @file itk_bridge.hpp (private)
-/// The only place ITK is used. No Eigen types here: Debian's ITK 5.2 ships its own Eigen 3.3
-/// (itkeigen, included by itkImageIOBase.h) under the same include guards as the system
-/// Eigen 3.4, so ITK headers and <Eigen/...> must never meet in one translation unit.
+/// The interface of the ITK side (itk_bridge.cpp, itk_util.cpp, stack_bridge.cpp). No Eigen types
+/// here: Debian's ITK 5.2 ships its own Eigen 3.3 (itkeigen, included by itkImageIOBase.h) under the
+/// same include guards as the system Eigen 3.4, so ITK headers and <Eigen/...> must never meet in
+/// one translation unit.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -42,16 +43,21 @@ struct Pixels {
   std::vector<std::byte> data;
 };
 
-/// An image file, or a folder read as its first DICOM series. The constructor reads the header
-/// (and fails with a cardio::Error naming the file); read() reads the pixels.
+/// A label or other image in any form the readers take: a file ITK reads, a VTK XML image (.vti,
+/// through VTK: vti_reader.hpp), a folder read as its first DICOM series, or a stack of 2-D slices
+/// (a folder or glob of TIFF/PNG files, image_stack.hpp; its header has unit spacing and zero
+/// origin, which the caller replaces). The constructor reads the header (and fails with a
+/// cardio::Error naming the file); read() reads the pixels.
 class Reader {
  public:
-  Reader(const std::filesystem::path& file_or_dicom_dir, const std::string& what);
+  enum class Source { file, vti, dicom_series, slice_stack };
+
+  Reader(const std::filesystem::path& path, const std::string& what);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
   const Header& header() const { return header_; }
-  bool is_dicom_series() const;
+  Source source() const;
   Pixels read();
 
  private:
@@ -65,5 +71,11 @@ class Reader {
 /// Errors name `final_file`.
 void write(const std::filesystem::path& tmp_file, const std::filesystem::path& final_file, const Geometry& g,
            Component component, unsigned components, const void* data, bool compress, const std::string& what);
+
+/// Writes a 3-D image as 2-D slices folder/slice_NNNN<extension> (.tif or .png; NNNN the slice
+/// index k, zero-padded to at least 4 digits). component: u8 or u16. Errors name the slice.
+void write_slices(const std::filesystem::path& folder, const std::string& extension,
+                  const std::array<std::int64_t, 3>& size, Component component, const void* data,
+                  const std::string& what);
 
 }  // namespace cardio::imaging::itk_bridge

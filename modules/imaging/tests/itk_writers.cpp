@@ -6,8 +6,15 @@
 #include <itkImageSeriesWriter.h>
 #include <itkMetaDataObject.h>
 #include <itkMetaImageIO.h>
+#include <itkNiftiImageIO.h>
 #include <itkNrrdImageIO.h>
 #include <itkNumericSeriesFileNames.h>
+#include <itkPNGImageIO.h>
+#include <itkRGBPixel.h>
+#include <itkTIFFImageIO.h>
+#include <itkVTKImageIO.h>
+
+#include <cctype>
 
 namespace cardio::imaging::test {
 
@@ -51,6 +58,106 @@ void write_dicom_series(const std::filesystem::path& dir, std::array<unsigned, 3
   writer->SetImageIO(io);
   writer->SetFileNames(names->GetFileNames());
   writer->Update();
+}
+
+namespace {
+
+/// TIFF or PNG by the extension (their factories are not registered in the tests).
+itk::ImageIOBase::Pointer slice_io(const std::filesystem::path& file) {
+  std::string ext = file.extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".png") return itk::PNGImageIO::New();
+  return itk::TIFFImageIO::New();
+}
+
+template <class TPixel, unsigned D>
+void write_image(const std::filesystem::path& file, const std::array<unsigned, D>& size_in,
+                 const std::vector<TPixel>& values, itk::ImageIOBase* io) {
+  using Image = itk::Image<TPixel, D>;
+  auto image = Image::New();
+  typename Image::SizeType size;
+  for (unsigned a = 0; a < D; ++a) size[a] = size_in[a];
+  image->SetRegions(typename Image::RegionType(size));
+  image->Allocate();
+  std::copy(values.begin(), values.end(), image->GetBufferPointer());
+  auto writer = itk::ImageFileWriter<Image>::New();
+  if (io) writer->SetImageIO(io);
+  writer->SetInput(image);
+  writer->SetFileName(file.string());
+  writer->Update();
+}
+
+}  // namespace
+
+void write_3d_image(const std::filesystem::path& file, std::array<unsigned, 3> size_in,
+                    std::array<double, 3> spacing_in, std::array<double, 3> origin_in,
+                    const std::vector<std::int16_t>& values) {
+  using Image3 = itk::Image<std::int16_t, 3>;
+  auto image = Image3::New();
+  Image3::SizeType size;
+  Image3::SpacingType spacing;
+  Image3::PointType origin;
+  for (unsigned a = 0; a < 3; ++a) {
+    size[a] = size_in[a];
+    spacing[a] = spacing_in[a];
+    origin[a] = origin_in[a];
+  }
+  image->SetRegions(Image3::RegionType(size));
+  image->SetSpacing(spacing);
+  image->SetOrigin(origin);
+  image->Allocate();
+  std::copy(values.begin(), values.end(), image->GetBufferPointer());
+  auto writer = itk::ImageFileWriter<Image3>::New();
+  const std::string name = file.filename().string();
+  if (name.ends_with(".mhd") || name.ends_with(".mha"))
+    writer->SetImageIO(itk::MetaImageIO::New());
+  else if (name.ends_with(".nhdr") || name.ends_with(".nrrd"))
+    writer->SetImageIO(itk::NrrdImageIO::New());
+  else if (name.ends_with(".vtk"))
+    writer->SetImageIO(itk::VTKImageIO::New());
+  else
+    writer->SetImageIO(itk::NiftiImageIO::New());
+  writer->SetInput(image);
+  writer->SetFileName(file.string());
+  writer->Update();
+}
+
+void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size,
+                 const std::vector<std::uint8_t>& values) {
+  write_image<std::uint8_t, 2>(file, size, values, slice_io(file));
+}
+
+void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size,
+                 const std::vector<std::uint16_t>& values) {
+  write_image<std::uint16_t, 2>(file, size, values, slice_io(file));
+}
+
+void write_slice(const std::filesystem::path& file, std::array<unsigned, 2> size, const std::vector<float>& values) {
+  write_image<float, 2>(file, size, values, slice_io(file));
+}
+
+void write_palette_png(const std::filesystem::path& file, std::array<unsigned, 2> size,
+                       const std::vector<std::uint8_t>& indices) {
+  auto io = itk::PNGImageIO::New();
+  itk::PNGImageIO::PaletteType palette(4);
+  for (unsigned c = 0; c < 4; ++c) palette[c].Set(std::uint8_t(60 * c), std::uint8_t(255 - 60 * c), 7);
+  io->SetColorPalette(palette);
+  io->SetWritePalette(true);
+  write_image<std::uint8_t, 2>(file, size, indices, io);
+}
+
+void write_rgb_slice(const std::filesystem::path& file, std::array<unsigned, 2> size) {
+  itk::RGBPixel<std::uint8_t> p;
+  p[0] = 1;
+  p[1] = 2;
+  p[2] = 3;
+  write_image<itk::RGBPixel<std::uint8_t>, 2>(file, size, std::vector(std::size_t(size[0]) * size[1], p),
+                                              slice_io(file));
+}
+
+void write_multipage_tiff(const std::filesystem::path& file, std::array<unsigned, 3> size) {
+  write_image<std::uint8_t, 3>(file, size, std::vector<std::uint8_t>(std::size_t(size[0]) * size[1] * size[2], 1),
+                               itk::TIFFImageIO::New());
 }
 
 void write_2d_mha(const std::filesystem::path& file) {

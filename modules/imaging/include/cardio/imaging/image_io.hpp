@@ -8,17 +8,22 @@
 /// so a voxel centre is origin + direction * diag(spacing) * index, as in volume.hpp.
 ///
 /// Readers: NIfTI (.nii, .nii.gz), MetaImage (.mha, .mhd), NRRD (.nrrd, .nhdr), legacy VTK
-/// structured points (.vtk), single DICOM files; a folder is read as a DICOM series (its first
-/// series, slices sorted by position). Every failure is a cardio::Error whose message names the
-/// file and the problem (missing, not an image, truncated, wrong dimension or components, ...).
-/// Truncated NIfTI/MetaImage/VTK files are detected before ITK reads them (ITK would zero-fill).
-/// Large reads are checked against available memory first (memory.hpp).
+/// structured points (.vtk), VTK XML image data (.vti, point data scalars), single DICOM files;
+/// a folder is read as a DICOM series (its first series, slices sorted by position), unless it
+/// holds TIFF or PNG files: label images may also be stacks of 2-D slices, a folder or a glob
+/// pattern (image_stack.hpp), whose spacing and origin the caller gives. Every failure is a
+/// cardio::Error whose message names the file and the problem (missing, not an image, truncated,
+/// wrong dimension or components, ...). Truncated NIfTI/MetaImage/VTK files are detected before
+/// ITK reads them (ITK would zero-fill). Large reads are checked against available memory first
+/// (memory.hpp).
 #include <Eigen/Core>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cardio/imaging/image_stack.hpp"
 #include "cardio/imaging/volume.hpp"
 
 namespace cardio::imaging {
@@ -38,13 +43,17 @@ struct ImageInfo {
   std::uint64_t pixel_bytes() const;
 };
 
-/// Header of an image file, or of the first DICOM series in a folder.
-ImageInfo read_image_info(const std::filesystem::path& file_or_dicom_dir);
+/// Header of an image file, of the first DICOM series in a folder, or of a stack of 2-D slices
+/// (3-D: the slices' size and their count; the grid from `stack`, required for a stack).
+ImageInfo read_image_info(const std::filesystem::path& path, const std::optional<StackGeometry>& stack = std::nullopt);
 
 /// A 3-D, one-component image of integer labels (any integer or float storage type, but every
 /// value must be an integer that fits in int32; the first offending voxel is reported).
-/// A 4-D image whose extra axes all have size 1 is accepted as 3-D.
-LabelVolume read_label_image(const std::filesystem::path& file_or_dicom_dir);
+/// A 4-D image whose extra axes all have size 1 is accepted as 3-D. `path`: a file, a DICOM folder
+/// or a stack of 2-D slices; a stack's slices must store integers, and its grid is `stack`'s
+/// (required for a stack, ignored otherwise).
+LabelVolume read_label_image(const std::filesystem::path& path,
+                             const std::optional<StackGeometry>& stack = std::nullopt);
 
 /// A 3-D, one-component image, converted to float.
 ScalarVolume read_scalar_image(const std::filesystem::path& file);
@@ -80,5 +89,13 @@ void write_label_image(const LabelVolume& labels, const std::filesystem::path& f
 void write_scalar_image(const ScalarVolume& values, const std::filesystem::path& file);
 /// Vectors are written as stored (physical axes), 3 float components per voxel.
 void write_vector_image(const VectorVolume& vectors, const std::filesystem::path& file);
+
+/// Labels as a stack of 2-D slices, `folder`/slice_0000<extension> ... (extension ".tif" or
+/// ".png"; uint8 if the labels fit, else uint16), which read_label_image reads back given
+/// StackGeometry{spacing, origin} of the grid: slices store neither, nor a direction, so the grid's
+/// direction must be the identity and labels within 0..65535. Written into a temporary folder
+/// that then replaces `folder` (a killed run leaves no partial stack under the final name); an
+/// existing `folder` is replaced only if it holds nothing but slice_* slices.
+void write_label_stack(const LabelVolume& labels, const std::filesystem::path& folder, const std::string& extension);
 
 }  // namespace cardio::imaging
