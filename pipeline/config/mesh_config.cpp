@@ -204,14 +204,9 @@ imaging::StackGeometry parse_stack(const Node& n) {
   return s;
 }
 
-GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) {
-  GeometryParams g;
-  g.source = n.choice_of<GeometrySource>("source",
-                                         {{"phantom", GeometrySource::phantom},
-                                          {"image", GeometrySource::image},
-                                          {"surface", GeometrySource::surface},
-                                          {"box", GeometrySource::box}},
-                                         std::nullopt);
+/// The source's own section into `g`; returns the label roles the source implies (used where the
+/// config gives none).
+LabelRoles parse_source(const Node& n, const std::filesystem::path& base, GeometryParams& g) {
   LabelRoles default_roles;
   if (g.source == GeometrySource::box) {
     g.box = parse_box(n.child("box"));
@@ -240,6 +235,18 @@ GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) 
                                           std::vector<std::int32_t>{std::int32_t(2 + c)});
     for (const char* k : {"phantom", "labels", "box"}) n.reject_if_present(k, "used with the matching source only");
   }
+  return default_roles;
+}
+
+GeometryParams parse_geometry(const Node& n, const std::filesystem::path& base) {
+  GeometryParams g;
+  g.source = n.choice_of<GeometrySource>("source",
+                                         {{"phantom", GeometrySource::phantom},
+                                          {"image", GeometrySource::image},
+                                          {"surface", GeometrySource::surface},
+                                          {"box", GeometrySource::box}},
+                                         std::nullopt);
+  const LabelRoles default_roles = parse_source(n, base, g);
   if (g.source != GeometrySource::image) n.reject_if_present("stack", "used with source: image only");
   const Node roles = n.child_or_empty("roles");
   if (g.source == GeometrySource::image && !roles.has("myocardium")) {
