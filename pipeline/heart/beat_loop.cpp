@@ -95,8 +95,10 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   const std::vector<double> volumes = m_cavities.volumes_mL(m_state.x);
   check_cavity_volumes(volumes);
   if (auto overrun = m_cavities.update(m_t, volumes, m_dt)) return overrun;
-  if (m_t >= m_next_dt_check && !m_sim.time_step.dt) {  // the law stiffens: re-estimate the stable step
-    m_dt = std::min(m_dt, m_sim.time_step.choose(stable_dt()));
+  if (m_t >= m_next_dt_check && !m_sim.time_step.dt) {
+    // Re-estimate the stable step: it shrinks as the law stiffens in systole and grows back after
+    // it (the whole diastole at the systolic step cost 12 % more steps on the default case).
+    m_dt = m_sim.time_step.choose(stable_dt());
     m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
     m_next_dt_check += kDtCheckInterval;
   }
