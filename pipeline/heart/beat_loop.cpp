@@ -67,9 +67,11 @@ BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, B
   m_velocity_decay = sim.damping_time > 0 ? std::exp(-m_dt / sim.damping_time) : 1.0;
 }
 
-double BeatLoop::stable_dt() const {
-  return mechanics::stable_time_step(mechanics::estimate_max_frequency(m_system, m_state.x, 60, inputs()),
-                                     m_system.internal().max_damping_time());
+double BeatLoop::stable_dt() {
+  const int iterations = m_mode.size() > 0 ? kWarmIterations : kColdIterations;
+  return mechanics::stable_time_step(
+      mechanics::estimate_max_frequency(m_system, m_state.x, iterations, &m_mode, inputs()),
+      m_system.internal().max_damping_time());
 }
 
 void BeatLoop::begin_step() {
@@ -122,7 +124,8 @@ void BeatLoop::save(BinaryWriter& w) const {
   w.u64(std::uint64_t(m_state.x.cols()));
   for (double v : {m_t, m_dt, m_next_dt_check}) w.f64(v);
   w.i64(m_steps);
-  for (const Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f}) w.f64s(a->data(), std::size_t(a->size()));
+  for (const Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f, &m_mode})
+    w.f64s(a->data(), std::size_t(a->size()));
   m_cavities.save(w);
 }
 
@@ -132,7 +135,8 @@ void BeatLoop::restore(BinaryReader& r) {
     CARDIO_FAIL("the checkpoint has " << nodes << " nodes, the mesh " << m_state.x.cols());
   for (double* v : {&m_t, &m_dt, &m_next_dt_check}) *v = r.f64();
   m_steps = r.i64();
-  for (Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f}) r.f64s(a->data(), std::size_t(a->size()));
+  m_mode.resize(3, m_state.x.cols());
+  for (Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f, &m_mode}) r.f64s(a->data(), std::size_t(a->size()));
   m_cavities.restore(r);
   m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
 }

@@ -34,6 +34,9 @@ class BeatLoop {
   /// Simulated time of the stable-step re-estimation [ms] (the exponential law stiffens as the wall
   /// contracts; the estimate at rest is not enough).
   static constexpr double kDtCheckInterval = 50;
+  /// Power iterations of the first stable-step estimate (random start) and of the re-estimates
+  /// (warm-started from the last vector, so a few follow the slowly stiffening law).
+  static constexpr int kColdIterations = 60, kWarmIterations = 20;
 
   /// At rest at t = 0. `setup` (and `mesh`) must outlive the loop. A user-given simulation.dt above
   /// the stability estimate at rest is refused unless simulation.force_dt is set.
@@ -66,7 +69,8 @@ class BeatLoop {
   void restore(BinaryReader& in);
 
  private:
-  double stable_dt() const;
+  /// The stable step now: power iteration, warm-started from the last estimate's vector (m_mode).
+  double stable_dt();
   /// The inputs of the force evaluations: the Ta of the last begin_step() (no pressure loads in the
   /// system: the cavities add theirs).
   mechanics::ForceInputs inputs() const { return {1.0, {m_Ta.data(), std::size_t(m_Ta.size())}, {}}; }
@@ -80,6 +84,7 @@ class BeatLoop {
   Eigen::VectorXd m_activation_time;  ///< absolute: first onset + the element's delay [ms]
   Eigen::VectorXd m_Ta;
   mechanics::NodeState m_state;
+  Eigen::Matrix3Xd m_mode;  ///< the last stable-step estimate's vector: the next one starts there
   std::size_t m_lv = 0;
   double m_t = 0, m_t_end = 0, m_dt = 0, m_next_dt_check = kDtCheckInterval, m_velocity_decay = 1;
   std::int64_t m_steps = 0;

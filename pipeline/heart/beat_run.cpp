@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr char kCheckpointMagic[] = "CARDBEAT";
-constexpr std::uint32_t kCheckpointVersion = 3;  // 3: the loop, then each observer
+constexpr std::uint32_t kCheckpointVersion = 4;  // 3: the loop, then each observer; 4: + the stable-step mode
 
 /// What to change when cavity c's beat overruns its period, with the config keys that set it.
 std::string overrun_advice(const HeartSimulation& sim, std::size_t c) {
