@@ -82,12 +82,18 @@ TEST_F(SurfaceInputs, OpenFittedSurfacesAreCapped) {
 TEST_F(SurfaceInputs, AGapWiderThanTheStitchWidthIsAnErrorAndNoMesh) {
   const CommandResult r = cardiac({"mesh", kConfigs + "inputs/surface_patches.yaml", "-o", m_out.string(), "--set",
                                    "geometry.surface.stitch_width=0.5 mm"});
-  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;  // found by the input checks, before any stage
   EXPECT_NE(r.err.find("is not closed after merging points within 0.001 mm and stitching rims within 0.5 mm"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("mm away at its closest"), std::string::npos) << r.err;
   expect_no_mesh();
+  // `cardiac validate` finds it too, at the patches key, without meshing.
+  const CommandResult v =
+      cardiac({"validate", kConfigs + "inputs/surface_patches.yaml", "--set", "geometry.surface.stitch_width=0.5 mm"});
+  EXPECT_EQ(v.code, 2) << v.err;
+  EXPECT_NE(v.err.find("geometry.surface.patches: "), std::string::npos) << v.err;
+  EXPECT_NE(v.err.find("is not closed"), std::string::npos) << v.err;
 }
 
 TEST_F(SurfaceInputs, AMissingPatchSaysWhichRimIsOpenAndNoMesh) {
@@ -101,7 +107,7 @@ TEST_F(SurfaceInputs, AMissingPatchSaysWhichRimIsOpenAndNoMesh) {
       << "      - {file: " << data
       << "base.ply, role: base}\nfibres: {source: uniform, direction: [1, 0, 0], sheet_direction: [0, 1, 0]}\n";
   const CommandResult r = cardiac({"mesh", config.string(), "-o", m_out.string()});
-  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;  // found by the input checks, before any stage
   EXPECT_NE(r.err.find("open loop"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cap_open_rims"), std::string::npos) << r.err;
   expect_no_mesh();

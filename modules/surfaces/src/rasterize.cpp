@@ -300,11 +300,27 @@ imaging::Grid surface_grid(const Eigen::AlignedBox3d& box, const RasterizeOption
   return grid;
 }
 
+/// The patches read, merged, their rims closed (recorded in r) and checked closed and manifold.
+TriangleMesh closed_surface(const std::vector<SurfacePatch>& patches, const RasterizeOptions& o,
+                            const std::string& source, RasterizedSurface& r) {
+  TriangleMesh m = merge_points(read_patches(patches, o), o.merge_tolerance_mm, r.merged_points);
+  for (const Vec3& p : m.points)
+    if (!p.allFinite()) CARDIO_FAIL(source << " has non-finite point coordinates");
+  if (m.tris.empty()) CARDIO_FAIL(source << " has no triangles left after merging points");
+  CARDIO_CHECK(m.points.size() < (std::size_t(1) << 31), "too many points for the edge keys");
+  r.closures = close_rims(m, o.stitch_width_mm, o.cap_open_rims, o.base_class, patch_namer(o));
+  r.points = std::int64_t(m.points.size());
+  r.triangles = std::int64_t(m.tris.size());
+  check_closed(m, edge_uses(m.tris), o, source);
+  return m;
+}
+
 }  // namespace
 
 void check_surface_patches(const std::vector<SurfacePatch>& patches, const RasterizeOptions& o) {
   check_options(o);
-  (void)read_patches(patches, o);
+  RasterizedSurface r;
+  (void)closed_surface(patches, o, source_name(patches), r);
 }
 
 void check_surface_patches(const fs::path& file, const RasterizeOptions& o) {
@@ -315,17 +331,8 @@ RasterizedSurface rasterize_surface(const std::vector<SurfacePatch>& patches, co
   check_options(o);
   const std::string source = source_name(patches);
   RasterizedSurface r;
-  TriangleMesh m = merge_points(read_patches(patches, o), o.merge_tolerance_mm, r.merged_points);
-  for (const Vec3& p : m.points)
-    if (!p.allFinite()) CARDIO_FAIL(source << " has non-finite point coordinates");
-  if (m.tris.empty()) CARDIO_FAIL(source << " has no triangles left after merging points");
-  CARDIO_CHECK(m.points.size() < (std::size_t(1) << 31), "too many points for the edge keys");
-  r.closures = close_rims(m, o.stitch_width_mm, o.cap_open_rims, o.base_class, patch_namer(o));
-  r.points = std::int64_t(m.points.size());
-  r.triangles = std::int64_t(m.tris.size());
-
+  TriangleMesh m = closed_surface(patches, o, source, r);
   const EdgeMap edges = edge_uses(m.tris);
-  check_closed(m, edges, o, source);
   Eigen::AlignedBox3d box;
   for (const Vec3& p : m.points) box.extend(p);
   const Vec3 centre = box.center();  // reference point for the divergence sums (less cancellation)

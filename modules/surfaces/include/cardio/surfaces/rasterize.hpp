@@ -96,10 +96,11 @@ RasterizedSurface rasterize_surface(const std::vector<SurfacePatch>& patches, co
 /// One file classified by its class array.
 RasterizedSurface rasterize_surface(const std::filesystem::path& file, const RasterizeOptions& options = {});
 
-/// The checks of rasterize_surface that need no grid: the file reads as a surface with triangles,
-/// and its patch classes fit the options (every class present is configured; the epicardium and
-/// every endocardium are present). For validating a config without rasterising (`cardiac
-/// validate`); throws cardio::Error naming the file, as rasterize_surface does.
+/// The checks of rasterize_surface that need no grid: the files read as surfaces with triangles,
+/// their patch classes fit the options (every class present is configured; the epicardium and
+/// every endocardium are present), and the surface is closed and manifold once points are merged
+/// and rims stitched or capped. For validating a config without rasterising (`cardiac validate`);
+/// throws cardio::Error naming the files, as rasterize_surface does.
 void check_surface_patches(const std::vector<SurfacePatch>& patches, const RasterizeOptions& options = {});
 void check_surface_patches(const std::filesystem::path& file, const RasterizeOptions& options = {});
 
