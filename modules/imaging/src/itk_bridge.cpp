@@ -120,6 +120,21 @@ void write_scalar(const fs::path& tmp, const fs::path& final_file, const Geometr
 
 }  // namespace
 
+std::optional<Component> integer_component(std::size_t bytes, bool is_signed) {
+  switch (bytes) {
+    case 1:
+      return is_signed ? Component::i8 : Component::u8;
+    case 2:
+      return is_signed ? Component::i16 : Component::u16;
+    case 4:
+      return is_signed ? Component::i32 : Component::u32;
+    case 8:
+      return is_signed ? Component::i64 : Component::u64;
+    default:
+      return std::nullopt;
+  }
+}
+
 std::size_t component_size(Component c) {
   switch (c) {
     case Component::u8:

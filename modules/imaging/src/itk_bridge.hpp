@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ namespace cardio::imaging::itk_bridge {
 enum class Component { u8, i8, u16, i16, u32, i32, u64, i64, f32, f64 };
 
 std::size_t component_size(Component c);
+/// The integer component of `bytes` bytes (1, 2, 4 or 8), signed or not; nullopt for other sizes.
+std::optional<Component> integer_component(std::size_t bytes, bool is_signed);
 
 /// ITK geometry of the first three axes (voxel centre = origin + D diag(spacing) index).
 struct Geometry {

@@ -67,18 +67,7 @@ Component component_of(IOComponent type, std::size_t size, const fs::path& file,
     case IOComponent::LONG:
     case IOComponent::ULONGLONG:
     case IOComponent::LONGLONG:
-      switch (size) {
-        case 1:
-          return is_signed ? Component::i8 : Component::u8;
-        case 2:
-          return is_signed ? Component::i16 : Component::u16;
-        case 4:
-          return is_signed ? Component::i32 : Component::u32;
-        case 8:
-          return is_signed ? Component::i64 : Component::u64;
-        default:
-          break;
-      }
+      if (const auto c = integer_component(size, is_signed)) return *c;
       break;
     default:
       break;

@@ -53,18 +53,7 @@ Component component_of(vtkDataArray& a, const fs::path& file, const std::string&
   if (type == VTK_FLOAT) return Component::f32;
   if (type == VTK_DOUBLE) return Component::f64;
   const bool is_signed = a.GetDataTypeMin() < 0;
-  switch (a.GetDataTypeSize()) {
-    case 1:
-      return is_signed ? Component::i8 : Component::u8;
-    case 2:
-      return is_signed ? Component::i16 : Component::u16;
-    case 4:
-      return is_signed ? Component::i32 : Component::u32;
-    case 8:
-      return is_signed ? Component::i64 : Component::u64;
-    default:
-      break;
-  }
+  if (const auto c = itk_bridge::integer_component(std::size_t(a.GetDataTypeSize()), is_signed)) return *c;
   CARDIO_FAIL("cannot read " << what << " " << in_quotes(file) << ": unsupported data type " << a.GetDataTypeAsString()
                              << " of point array '" << a.GetName() << "'");
 }
