@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cardio/core/error.hpp"
+#include "config/circulation_config.hpp"
 
 namespace cardio::pipeline {
 
@@ -107,47 +108,6 @@ ActivationParams parse_activation(const Node& n, double period, const std::files
   return a;
 }
 
-std::vector<circulation::CavityCirculation> parse_circulation(const Node& n, const HeartSimulation& h) {
-  std::vector<circulation::CavityCirculation> out;
-  for (const Node& c : n.list("cavities")) {
-    circulation::CavityCirculation cav;
-    cav.name = c.text("name", std::nullopt);
-    auto& b = cav.beat;
-    const double mmHg = units::kMmHgInKPa;
-    b.end_diastolic_pressure_mmHg = c.quantity("end_diastolic_pressure", Dimension::pressure, 8 * mmHg) / mmHg;
-    b.atrial_pressure_mmHg = c.quantity("atrial_pressure", Dimension::pressure, 5 * mmHg) / mmHg;
-    b.initial_pressure_mmHg = c.quantity("initial_pressure", Dimension::pressure, 0.0) / mmHg;
-    b.filling_ramp_ms = c.quantity("filling_ramp", Dimension::time, 100.0, Range::positive());
-    b.first_onset_ms = h.first_onset;
-    b.period_ms = h.period;
-    b.convergence_tolerance = c.number("convergence_tolerance", 0.01, Range::open(0, 1));
-    const Node w = c.child("windkessel");
-    auto& wk = cav.windkessel;
-    const double resistance = units::kMmHgInKPa / 1e3;  // 1 mmHg ms/mL in kPa ms/mm^3
-    const double compliance = 1e3 / units::kMmHgInKPa;  // 1 mL/mmHg in mm^3/kPa
-    wk.elements = static_cast<int>(w.integer("elements", 3, 2, 3));
-    wk.peripheral_resistance =
-        w.quantity("peripheral_resistance", Dimension::resistance, std::nullopt, Range::positive()) / resistance;
-    wk.compliance = w.quantity("compliance", Dimension::compliance, std::nullopt, Range::positive()) / compliance;
-    wk.characteristic_impedance = wk.elements == 3 ? w.quantity("characteristic_impedance", Dimension::resistance,
-                                                                std::nullopt, Range::non_negative()) /
-                                                         resistance
-                                                   : 0.0;
-    if (wk.elements == 2) w.reject_if_present("characteristic_impedance", "used with elements: 3 only");
-    wk.venous_pressure = w.quantity("venous_pressure", Dimension::pressure, 0.0, Range::non_negative()) / mmHg;
-    wk.initial_pressure = w.quantity("initial_pressure", Dimension::pressure, 80 * mmHg, Range::non_negative()) / mmHg;
-    try {  // messages name the real keys: circulation.cavities[i].<key>, ....windkessel.<key>
-      b.validate(c.path());
-      wk.validate(c.key_path("windkessel"));
-    } catch (const Error& e) {
-      CARDIO_FAIL(c.where() << ": " << e.what());
-    }
-    out.push_back(cav);
-  }
-  if (out.empty()) n.fail("cavities", "the beat needs at least one cavity with its circulation");
-  return out;
-}
-
 /// The quasi-static solver: Newton (the default where the element has a tangent: sampled axes) or
 /// dynamic relaxation (the one-point element), and the keys of the one chosen.
 void parse_static_solver(const Node& sim, HeartSimulation& h) {
@@ -198,7 +158,23 @@ MyocardiumParams parse_myocardium(const Node& mat) {
   return m;
 }
 
-/// boundary.fixed, boundary.sliding and boundary.pericardium.
+/// An elastic foundation: its surface (default: `default_tag`), stiffness and direction.
+FoundationSpec parse_foundation(const Node& n, const std::string& default_tag) {
+  FoundationSpec f;
+  if (n.has("surface")) {
+    f.surface = parse_selector(n.child("surface"));
+  } else if (n.has("tag") || default_tag.empty()) {
+    f.surface = parse_selector(n);
+  } else {
+    f.surface.tag = default_tag;
+    f.surface.where = n.where();
+  }
+  f.stiffness = n.quantity("stiffness", Dimension::foundation, std::nullopt, Range::closed(0, 1e4));
+  f.normal_only = n.choice("direction", {"normal", "all"}, default_tag.empty() ? "all" : "normal") == "normal";
+  return f;
+}
+
+/// boundary.fixed, boundary.sliding, boundary.elastic and boundary.pericardium.
 void parse_boundary(const Node& bc, HeartSimulation& h) {
   h.fixed = parse_selectors(bc, "fixed");
   h.sliding = parse_selectors(bc, "sliding");
@@ -206,18 +182,9 @@ void parse_boundary(const Node& bc, HeartSimulation& h) {
     if (!s.tag.empty() && s.tag != "base")
       CARDIO_FAIL(s.where << ": sliding: expected {tag: base} or {plane: ...}, got tag '" << s.tag << "'");
   }
-  if (!bc.has("pericardium")) return;
-  const Node pc = bc.child("pericardium");
-  FoundationSpec f;
-  if (pc.has("surface")) {
-    f.surface = parse_selector(pc.child("surface"));
-  } else {
-    f.surface.tag = "epicardium";
-    f.surface.where = pc.where();
-  }
-  f.stiffness = pc.quantity("stiffness", Dimension::foundation, std::nullopt, Range::closed(0, 1e4));
-  f.normal_only = pc.choice("direction", {"normal", "all"}, "normal") == "normal";
-  h.pericardium = f;
+  // Robin (elastic) support, e.g. of the base or valve rings (Pfaller et al. 2019): no default surface.
+  for (const Node& e : bc.list("elastic")) h.elastic.push_back(parse_foundation(e, ""));
+  if (bc.has("pericardium")) h.pericardium = parse_foundation(bc.child("pericardium"), "epicardium");
 }
 
 std::vector<PressureSpec> parse_pressures(const Node& loads) {
@@ -283,7 +250,9 @@ void parse_beat(const Node& sim, const Node& root, const std::filesystem::path& 
   h.selective_mass_scaling = sim.number("selective_mass_scaling", 0.0, Range::closed(0, 0.5));
   root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
   h.activation = parse_activation(root.child("activation"), h.period, base);
-  h.circulation = parse_circulation(root.child("circulation"), h);
+  CirculationConfig circ = parse_circulation(root.child("circulation"), h.first_onset, h.period);
+  h.circulation = std::move(circ.cavities);
+  h.closed_loop = std::move(circ.closed_loop);
   h.checkpoint_interval = sim.quantity("checkpoint_interval", Dimension::time, 100.0, Range::non_negative());
   h.analysis = parse_analysis(root.child_or_empty("analysis"), h.circulation);
   if (h.active_tension > 0)

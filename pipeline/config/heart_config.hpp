@@ -97,6 +97,7 @@ struct HeartSimulation {
   double active_tension = 0;                  ///< Ta [kPa] (quasi-static: reached at the last load step)
   std::vector<SurfaceSelector> fixed;         ///< nodes on these surfaces fixed
   std::vector<SurfaceSelector> sliding;       ///< nodes on these planes keep their normal coordinate
+  std::vector<FoundationSpec> elastic;        ///< elastic (Robin) support, e.g. of the base
   std::optional<FoundationSpec> pericardium;  ///< elastic support of the epicardium
   std::vector<PressureSpec> pressures;
   SimulationMode mode = SimulationMode::quasi_static;
@@ -105,7 +106,8 @@ struct HeartSimulation {
   std::string simd = "auto";
   // beat mode
   ActivationParams activation;
-  std::vector<circulation::CavityCirculation> circulation;
+  std::vector<circulation::CavityCirculation> circulation;        ///< the 3-D cavities
+  std::optional<circulation::ClosedLoopCirculation> closed_loop;  ///< the cavities in a closed loop
   AnalysisParams analysis;
   double checkpoint_interval = 100;  ///< [ms] simulated time between checkpoints; 0 = none
   double first_onset = 200;          ///< [ms] first contraction onset

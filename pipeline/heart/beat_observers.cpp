@@ -42,6 +42,23 @@ TimeSeriesRecorder::TimeSeriesRecorder(const HeartSimulation& sim, const meshing
   for (const auto& c : sim.circulation)
     for (const char* col : {"_volume_mL", "_pressure_mmHg", "_phase"}) m_table.columns.push_back(c.name + col);
   m_table.columns.push_back("tissue_volume_mL");
+  if (sim.closed_loop)
+    for (const char* col : {"left_atrium_pressure_mmHg", "right_atrium_pressure_mmHg",
+                            "systemic_arterial_pressure_mmHg", "pulmonary_arterial_pressure_mmHg", "blood_volume_mL"})
+      m_table.columns.push_back(col);
+}
+
+void TimeSeriesRecorder::add_closed_loop(const BeatLoop& loop, std::vector<std::string>& row) {
+  const circulation::ClosedLoopCoupling* coupling = loop.cavities().closed_loop();
+  if (!coupling) return;
+  using circulation::Compartment;
+  for (Compartment c : {Compartment::left_atrium, Compartment::right_atrium, Compartment::systemic_arteries,
+                        Compartment::pulmonary_arteries})
+    row.push_back(io::CsvTable::number(coupling->loop().pressure_mmHg(c)));
+  const double blood = coupling->blood_volume_mL(loop.state().x);
+  if (m_blood0 == 0) m_blood0 = blood;  // the first row, at rest
+  m_max_blood_change = std::max(m_max_blood_change, std::abs(blood - m_blood0) / m_blood0);
+  row.push_back(io::CsvTable::number(blood));
 }
 
 void TimeSeriesRecorder::before_step(const BeatLoop& loop) {
@@ -55,6 +72,7 @@ void TimeSeriesRecorder::before_step(const BeatLoop& loop) {
   const double tissue = mechanics::element_volumes(loop.mesh().mesh, loop.state().x).sum();
   m_max_tissue_change = std::max(m_max_tissue_change, std::abs(tissue - m_tissue0) / m_tissue0);
   row.push_back(io::CsvTable::number(tissue / 1000.0));
+  add_closed_loop(loop, row);
   m_table.rows.push_back(std::move(row));
   m_next_row += kRowInterval;
 }
@@ -62,8 +80,7 @@ void TimeSeriesRecorder::before_step(const BeatLoop& loop) {
 void TimeSeriesRecorder::write(const fs::path& outdir) const { io::write_csv(outdir / "timeseries.csv", m_table); }
 
 void TimeSeriesRecorder::save(BinaryWriter& w) const {
-  w.f64(m_next_row);
-  w.f64(m_max_tissue_change);
+  for (double v : {m_next_row, m_max_tissue_change, m_blood0, m_max_blood_change}) w.f64(v);
   w.u64(m_table.rows.size());
   for (const auto& row : m_table.rows) {
     w.u64(row.size());
@@ -72,8 +89,7 @@ void TimeSeriesRecorder::save(BinaryWriter& w) const {
 }
 
 void TimeSeriesRecorder::restore(BinaryReader& r) {
-  m_next_row = r.f64();
-  m_max_tissue_change = r.f64();
+  for (double* v : {&m_next_row, &m_max_tissue_change, &m_blood0, &m_max_blood_change}) *v = r.f64();
   m_table.rows.resize(r.u64());
   for (auto& row : m_table.rows) {
     row.resize(r.u64());
@@ -215,9 +231,26 @@ void ProgressReport::after_step(const BeatLoop& loop) {
     }
     m_previous_phase = lv_phase(loop);
   }
+  if (!cycles.empty() && cycles[loop.lv()].beat_index() > 1 && cycles[loop.lv()].current().onset_ms == loop.time())
+    log_finished_beat(loop);
   if (loop.steps() % 64 == 0) {
     const int beat = cycles.empty() ? 0 : cycles[loop.lv()].beat_index();
     m_progress.update(loop.time(), "beat " + std::to_string(std::max(beat, 0)) + "/" + std::to_string(m_beats));
+  }
+}
+
+void ProgressReport::log_finished_beat(const BeatLoop& loop) {
+  if (!m_log) return;
+  m_progress.finish();
+  for (const auto& cy : loop.cavities().cycles()) {
+    const circulation::BeatStats& b = cy.beats().back();
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(1) << "beat " << b.index << " " << cy.name() << ": EDV " << b.edv_mL
+         << " mL, ESV " << b.esv_mL << " mL, EF " << 100 * b.ef << " %, peak " << b.peak_pressure_mmHg << " mmHg";
+    if (cy.beats().size() > 1)
+      line << "; EDV change from beat " << b.index - 1 << ": " << std::setprecision(2) << 100 * cy.edv_change() << " %"
+           << (cy.converged() ? " (periodic)" : "");
+    *m_log << line.str() << std::endl;
   }
 }
 

@@ -40,12 +40,19 @@ class TimeSeriesRecorder final : public BeatObserver {
   void write(const std::filesystem::path& outdir) const;
   /// max |V_tissue(t) - V_tissue(rest)| / V_tissue(rest) over the rows so far.
   double max_tissue_change() const { return m_max_tissue_change; }
+  /// Closed loop: the blood volume of the first row [mL] and max |V_blood(t) - that| / that.
+  double initial_blood_volume_mL() const { return m_blood0; }
+  double max_blood_volume_change() const { return m_max_blood_change; }
   void save(BinaryWriter& out) const override;
   void restore(BinaryReader& in) override;
 
  private:
+  /// The closed loop's atrial and arterial pressures and the blood volume, if there is a loop.
+  void add_closed_loop(const BeatLoop& loop, std::vector<std::string>& row);
+
   io::CsvTable m_table;
   double m_tissue0 = 0, m_max_tissue_change = 0, m_next_row = 0;
+  double m_blood0 = 0, m_max_blood_change = 0;
 };
 
 /// The strain analyses (beat_analysis.hpp) sampled every analysis.interval, the reference switched
@@ -113,6 +120,9 @@ class ProgressReport final : public BeatObserver {
   void restore(BinaryReader& in) override;
 
  private:
+  /// Each cavity's finished beat: EDV, ESV, EF, peak pressure, and the EDV change (periodic state).
+  void log_finished_beat(const BeatLoop& loop);
+
   int m_beats;
   std::ostream* m_log;
   Progress m_progress;

@@ -16,13 +16,35 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr char kCheckpointMagic[] = "CARDBEAT";
-constexpr std::uint32_t kCheckpointVersion = 4;  // 3: the loop, then each observer; 4: + the stable-step mode
+// 3: the loop, then each observer; 4: + the stable-step mode; 5: + the closed loop and the blood volume
+constexpr std::uint32_t kCheckpointVersion = 5;
 
 /// What to change when cavity c's beat overruns its period, with the config keys that set it.
 std::string overrun_advice(const HeartSimulation& sim, std::size_t c) {
   return "lengthen simulation.period (" + io::CsvTable::number(sim.period) +
-         " ms), or check the contraction (activation.twitch) and circulation.cavities[" + std::to_string(c) +
-         "].windkessel";
+         " ms), or check the contraction (activation.twitch) and " +
+         (sim.closed_loop ? std::string("circulation.closed_loop")
+                          : "circulation.cavities[" + std::to_string(c) + "].windkessel");
+}
+
+/// The closed loop: blood volume conservation, and the loop's state at the end.
+json circulation_summary(const BeatLoop& loop, const TimeSeriesRecorder& series) {
+  const circulation::ClosedLoopCoupling* coupling = loop.cavities().closed_loop();
+  if (!coupling) return {{"model", "windkessel"}};
+  json pressures;
+  for (int c = 0; c < 8; ++c) {
+    const auto compartment = static_cast<circulation::Compartment>(c);
+    pressures[std::string(circulation::compartment_name(compartment)) + "_mmHg"] =
+        coupling->loop().pressure_mmHg(compartment);
+  }
+  return {{"model", "closed_loop"},
+          {"source", "Regazzoni et al. 2022, J Comput Phys 457:111083"},
+          {"left_ventricle_3d", coupling->is_3d(0)},
+          {"right_ventricle_3d", coupling->is_3d(1)},
+          {"blood_volume_initial_mL", series.initial_blood_volume_mL()},
+          {"blood_volume_final_mL", coupling->blood_volume_mL(loop.state().x)},
+          {"max_blood_volume_change_relative", series.max_blood_volume_change()},
+          {"pressures_at_end", pressures}};
 }
 
 /// Why the last beat of a cavity has no statistics.
@@ -122,6 +144,7 @@ json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSe
                   {"simd_isa", std::string(setup.model.myocardium().simd_isa())},
                   {"t_end_ms", loop.time()},
                   {"cavities", cavities},
+                  {"circulation", circulation_summary(loop, series)},
                   {"heart", heart},
                   {"analysis", {{"peak_strain", strain}}},
                   {"frames", frames}};

@@ -71,7 +71,7 @@ void check_physical_state(const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x
 
 namespace {
 
-/// The boundary of a heart config: fixed and sliding faces, the pericardium, and `loads`.
+/// The boundary of a heart config: fixed and sliding faces, elastic supports, the pericardium, and `loads`.
 mechanics::BoundaryConditions heart_boundary(const HeartSimulation& sim, const meshing::VoxelMesh& m,
                                              mechanics::Loads loads) {
   mechanics::BoundaryConditions bc;
@@ -87,6 +87,8 @@ mechanics::BoundaryConditions heart_boundary(const HeartSimulation& sim, const m
                           << normal.transpose() << ")");
     bc.constraints.push_back(fixed_nodes(nodes_of(select_quads(s, m)), static_cast<std::uint8_t>(1u << axis)));
   }
+  for (const FoundationSpec& f : sim.elastic)
+    bc.foundations.push_back({select_quads(f.surface, m), f.stiffness, f.normal_only});
   if (sim.pericardium)
     bc.foundations.push_back(
         {select_quads(sim.pericardium->surface, m), sim.pericardium->stiffness, sim.pericardium->normal_only});

@@ -107,15 +107,8 @@ void BeatCycle::enter(Phase p, double t) {
       m_fill_start_p = m_params.atrial_pressure_mmHg;
       break;
     case Phase::isovolumic_contraction:
-      if (m_current.index > 0) m_beats.push_back(m_current);
-      m_current = BeatStats{};
-      m_current.index = static_cast<int>(m_beats.size()) + 1;
-      m_current.onset_ms = t;
-      m_current.edv_mL = m_volume;
-      m_current.esv_mL = m_volume;
-      m_current.peak_pressure_mmHg = m_pressure;
+      start_beat(t);
       m_target = m_volume;
-      m_next_onset += m_params.period_ms;
       break;
     case Phase::ejection:
       m_current.ejection_start_ms = t;
@@ -130,7 +123,18 @@ void BeatCycle::enter(Phase p, double t) {
   }
 }
 
-void BeatCycle::update(double t_new, double volume_mL, double pressure_mmHg) {
+void BeatCycle::start_beat(double t) {
+  if (m_current.index > 0) m_beats.push_back(m_current);
+  m_current = BeatStats{};
+  m_current.index = static_cast<int>(m_beats.size()) + 1;
+  m_current.onset_ms = t;
+  m_current.edv_mL = m_volume;
+  m_current.esv_mL = m_volume;
+  m_current.peak_pressure_mmHg = m_pressure;
+  m_next_onset += m_params.period_ms;
+}
+
+double BeatCycle::checked_step(double t_new, double volume_mL, double pressure_mmHg) const {
   const double dt = t_new - m_t;
   CARDIO_CHECK(dt > 0 && std::isfinite(dt),
                m_name << ": update at t = " << t_new << " ms does not advance from t = " << m_t << " ms");
@@ -138,6 +142,37 @@ void BeatCycle::update(double t_new, double volume_mL, double pressure_mmHg) {
                m_name << ": cavity volume " << volume_mL << " mL at t = " << t_new << " ms (expected finite, > 0)");
   CARDIO_CHECK(std::isfinite(pressure_mmHg),
                m_name << ": cavity pressure " << pressure_mmHg << " mmHg at t = " << t_new << " ms is not finite");
+  return dt;
+}
+
+void BeatCycle::observe(double t_new, double volume_mL, double pressure_mmHg, bool inflow_open, bool outflow_open) {
+  const double dt = checked_step(t_new, volume_mL, pressure_mmHg);
+  const double v_old = m_volume, p_old = m_pressure;
+  m_t = t_new;
+  m_volume = volume_mL;
+  m_pressure = pressure_mmHg;
+  m_outflow = (v_old - volume_mL) / dt;
+  if (m_current.index > 0) {
+    m_current.stroke_work_mmHg_mL += 0.5 * (p_old + pressure_mmHg) * (v_old - volume_mL);
+    m_current.peak_pressure_mmHg = std::max(m_current.peak_pressure_mmHg, pressure_mmHg);
+    m_current.esv_mL = std::min(m_current.esv_mL, volume_mL);
+  }
+  const double slack = 1e-9 * std::max(1.0, std::abs(m_next_onset));
+  if (t_new >= m_next_onset - slack && m_next_onset < m_params.end_ms - slack) start_beat(t_new);
+  Phase next = Phase::filling;
+  if (outflow_open)
+    next = Phase::ejection;
+  else if (!inflow_open && m_current.index > 0)
+    next = m_current.ejection_start_ms < 0 ? Phase::isovolumic_contraction : Phase::isovolumic_relaxation;
+  if (next == Phase::ejection && m_current.ejection_start_ms < 0) m_current.ejection_start_ms = t_new;
+  if (m_phase == Phase::ejection && next != Phase::ejection) m_current.ejection_end_ms = t_new;
+  m_phase = next;
+  m_current.sv_mL = m_current.edv_mL - m_current.esv_mL;
+  m_current.ef = m_current.sv_mL / m_current.edv_mL;
+}
+
+void BeatCycle::update(double t_new, double volume_mL, double pressure_mmHg) {
+  const double dt = checked_step(t_new, volume_mL, pressure_mmHg);
   const double v_old = m_volume, p_old = m_pressure;
   const double q = (v_old - volume_mL) / dt;
   m_wk.advance(dt, m_phase == Phase::ejection ? q : 0.0);  // valve closed: the arteries drain

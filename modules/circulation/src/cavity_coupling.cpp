@@ -5,9 +5,28 @@
 
 namespace cardio::circulation {
 
+namespace {
+
+/// The loop ventricle (0 LV, 1 RV) of each cavity; every cavity must be one of the loop's.
+std::vector<int> loop_ventricles(const std::vector<CavityCirculation>& circulation, const ClosedLoopCirculation& loop) {
+  std::vector<int> out;
+  for (const auto& c : circulation) {
+    if (c.name == loop.left_ventricle)
+      out.push_back(0);
+    else if (c.name == loop.right_ventricle)
+      out.push_back(1);
+    else
+      CARDIO_FAIL("closed loop: cavity '" << c.name << "' is neither its left ventricle ('" << loop.left_ventricle
+                                          << "') nor its right ventricle ('" << loop.right_ventricle << "')");
+  }
+  return out;
+}
+
+}  // namespace
+
 CavityCoupling::CavityCoupling(const std::vector<CavityCirculation>& circulation,
                                std::vector<const meshing::CavitySurface*> surfaces, const Eigen::Matrix3Xd& rest,
-                               double t_end_ms)
+                               double t_end_ms, const ClosedLoopCirculation* loop)
     : m_surfaces(std::move(surfaces)) {
   CARDIO_CHECK(m_surfaces.size() == circulation.size(), "CavityCoupling: one surface per cavity");
   for (std::size_t c = 0; c < circulation.size(); ++c) {
@@ -19,11 +38,17 @@ CavityCoupling::CavityCoupling(const std::vector<CavityCirculation>& circulation
   m_command.resize(m_cycles.size());
   m_impulse.resize(m_cycles.size());
   m_coupled.resize(m_cycles.size());
+  if (!loop) return;
+  m_ventricle = loop_ventricles(circulation, *loop);
+  std::array<const meshing::CavitySurface*, 2> ventricles{nullptr, nullptr};
+  for (std::size_t c = 0; c < m_cycles.size(); ++c) ventricles[std::size_t(m_ventricle[c])] = m_surfaces[c];
+  m_loop.emplace(loop->params, loop->initial, ventricles, rest);
 }
 
 void CavityCoupling::set_time(double t) {
   for (std::size_t c = 0; c < m_cycles.size(); ++c) {
     m_command[c] = m_cycles[c].command(t);
+    if (m_loop) m_command[c].mode = CavityCommand::Mode::closed_loop;
     m_impulse[c] = 0;
   }
 }
@@ -36,6 +61,12 @@ void CavityCoupling::add_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) 
 
 void CavityCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask, double dt,
                              Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v) {
+  if (m_loop) {
+    Eigen::Vector2d begin = Eigen::Vector2d::Zero();
+    for (std::size_t c = 0; c < m_cycles.size(); ++c) begin[m_ventricle[c]] = m_cycles[c].volume_mL();
+    m_loop->project(mass, free_mask, dt, begin, x, v);
+    return;
+  }
   for (std::size_t c = 0; c < m_cycles.size(); ++c) {
     const CavityCommand& cmd = m_command[c];
     if (cmd.mode == CavityCommand::Mode::volume)
@@ -53,6 +84,17 @@ std::vector<double> CavityCoupling::volumes_mL(const Eigen::Matrix3Xd& x) const 
 }
 
 std::optional<Overrun> CavityCoupling::update(double t, const std::vector<double>& volumes_mL, double dt) {
+  if (m_loop) {
+    m_loop->advance(dt);
+    const ClosedLoop& loop = m_loop->loop();
+    constexpr Valve kInflow[2] = {Valve::mitral, Valve::tricuspid}, kOutflow[2] = {Valve::aortic, Valve::pulmonary};
+    for (std::size_t c = 0; c < m_cycles.size(); ++c) {
+      const int v = m_ventricle[c];
+      m_cycles[c].observe(t, volumes_mL[c], m_loop->pressures_mmHg()[v], loop.valve_open(kInflow[v]),
+                          loop.valve_open(kOutflow[v]));
+    }
+    return std::nullopt;  // the loop's valves follow the pressures: no beat overruns its period
+  }
   std::optional<Overrun> overrun;
   for (std::size_t c = 0; c < m_cycles.size(); ++c) {
     // The cavity pressure of the step: the applied one, or the projection's multiplier (kPa -> mmHg).
@@ -77,12 +119,20 @@ std::optional<UnfinishedBeat> CavityCoupling::finish() {
   return first;
 }
 
+double CavityCoupling::arterial_pressure_mmHg(std::size_t c) const {
+  if (!m_loop) return m_cycles[c].windkessel().pressure();
+  const Compartment artery = m_ventricle[c] == 0 ? Compartment::systemic_arteries : Compartment::pulmonary_arteries;
+  return m_loop->loop().pressure_mmHg(artery);
+}
+
 void CavityCoupling::save(BinaryWriter& out) const {
   for (const auto& c : m_cycles) c.save(out);
+  if (m_loop) m_loop->save(out);
 }
 
 void CavityCoupling::restore(BinaryReader& in) {
   for (auto& c : m_cycles) c.restore(in);
+  if (m_loop) m_loop->restore(in);
 }
 
 }  // namespace cardio::circulation

@@ -10,13 +10,11 @@ namespace cardio::circulation {
 
 namespace {
 
-constexpr double kPeriod = 800.0;  // T_HB [ms], 75 bpm
-
-// Timings are given as fractions of T_HB in the authors' code; here in ms for T_HB = 800 ms.
-ChamberParams chamber(double e_active, double e_passive, double v0, double onset_fraction, double contraction_fraction,
-                      double relaxation_fraction) {
+// Timings are given as fractions of T_HB in the authors' code; here in ms.
+ChamberParams chamber(double period, double e_active, double e_passive, double v0, double onset_fraction,
+                      double contraction_fraction, double relaxation_fraction) {
   return {
-      e_active, e_passive, v0, onset_fraction * kPeriod, contraction_fraction * kPeriod, relaxation_fraction * kPeriod};
+      e_active, e_passive, v0, onset_fraction * period, contraction_fraction * period, relaxation_fraction * period};
 }
 
 // Paper units (mmHg s/mL, mmHg s^2/mL) to the module's (mmHg ms/mL, mmHg ms^2/mL).
@@ -57,13 +55,14 @@ void validate_vessel(const VesselParams& v, std::string_view where, std::string_
 
 }  // namespace
 
-ClosedLoopParams ClosedLoopParams::regazzoni2022() {
+ClosedLoopParams ClosedLoopParams::regazzoni2022(double period_ms) {
   ClosedLoopParams p;
-  p.period_ms = kPeriod;
-  p.left_atrium = chamber(0.07, 0.09, 4.0, 0.80, 0.17, 0.17);
-  p.right_atrium = chamber(0.06, 0.07, 4.0, 0.80, 0.17, 0.17);
-  p.left_ventricle = chamber(2.75, 0.08, 5.0, 0.00, 0.34, 0.17);
-  p.right_ventricle = chamber(0.55, 0.05, 10.0, 0.00, 0.34, 0.17);
+  p.period_ms = period_ms;
+  const double T = period_ms;
+  p.left_atrium = chamber(T, 0.07, 0.09, 4.0, 0.80, 0.17, 0.17);
+  p.right_atrium = chamber(T, 0.06, 0.07, 4.0, 0.80, 0.17, 0.17);
+  p.left_ventricle = chamber(T, 2.75, 0.08, 5.0, 0.00, 0.34, 0.17);
+  p.right_ventricle = chamber(T, 0.55, 0.05, 10.0, 0.00, 0.34, 0.17);
   p.valves = {0.0075e3, 75006.2e3};
   p.systemic_arteries = vessel(0.8, 1.2, 5e-3);
   p.systemic_veins = vessel(0.26, 60.0, 5e-4);

@@ -1,5 +1,6 @@
 #include "cardio/circulation/volume_constraint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -235,6 +236,24 @@ CoupledResult project_volume_windkessel(const CavitySurface& cavity, const Eigen
   r.pressure_mmHg = r.projection.phi / (dt * dt * kappa);
   r.outflow = (vb - r.projection.volume_mm3) / (kMm3PerMl * dt);
   return r;
+}
+
+VolumePath::VolumePath(const CavitySurface& cavity, const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask,
+                       const Eigen::Matrix3Xd& x)
+    : m_cavity(cavity) {
+  check_inputs(cavity, mass, free_mask, 1.0, x, nullptr);
+  const Eigen::Matrix3Xd p = centred_points(cavity, x);
+  m_direction = direction(cavity, mass, free_mask, node_gradient(cavity, p)).d;
+  const Cubic k = volume_cubic(cavity, p, m_direction);
+  std::copy(k.c, k.c + 4, m_c);
+}
+
+double VolumePath::volume_mm3(double phi) const { return m_c[0] + phi * (m_c[1] + phi * (m_c[2] + phi * m_c[3])); }
+
+double VolumePath::slope_mm3(double phi) const { return m_c[1] + phi * (2 * m_c[2] + 3 * phi * m_c[3]); }
+
+double VolumePath::move(double phi, double dt, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v) const {
+  return circulation::move(m_cavity, m_direction, phi, dt, x, v);
 }
 
 double max_explicit_impedance_step(const CavitySurface& cavity, const Eigen::VectorXd& mass,

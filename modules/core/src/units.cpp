@@ -16,7 +16,7 @@ struct UnitDef {
 };
 
 // Factors to mm, ms, kPa, mg, mN (and GB for data sizes).
-constexpr std::array<UnitDef, 53> kUnits{{
+constexpr std::array<UnitDef, 58> kUnits{{
     {"mm", Dimension::length, 1.0},
     {"cm", Dimension::length, 10.0},
     {"m", Dimension::length, 1000.0},
@@ -59,6 +59,11 @@ constexpr std::array<UnitDef, 53> kUnits{{
     {"mm^3/kPa", Dimension::compliance, 1.0},
     {"mL/mmHg", Dimension::compliance, 1e3 / kMmHgInKPa},
     {"mL/kPa", Dimension::compliance, 1e3},
+    {"kPa/mm^3", Dimension::elastance, 1.0},
+    {"mmHg/mL", Dimension::elastance, kMmHgInKPa / 1e3},
+    {"kPa*ms^2/mm^3", Dimension::inertance, 1.0},
+    {"mmHg*s^2/mL", Dimension::inertance, kMmHgInKPa * 1e3},
+    {"mmHg*ms^2/mL", Dimension::inertance, kMmHgInKPa / 1e3},
     {"kPa/mm", Dimension::foundation, 1.0},
     {"Pa/mm", Dimension::foundation, 1e-3},
     {"B", Dimension::data_size, 1e-9},
@@ -106,6 +111,10 @@ std::string_view internal_unit(Dimension d) {
       return "kPa*ms/mm^3";
     case Dimension::compliance:
       return "mm^3/kPa";
+    case Dimension::elastance:
+      return "kPa/mm^3";
+    case Dimension::inertance:
+      return "kPa*ms^2/mm^3";
     case Dimension::foundation:
       return "kPa/mm";
     case Dimension::data_size:
@@ -142,6 +151,10 @@ std::string_view dimension_name(Dimension d) {
       return "hydraulic resistance";
     case Dimension::compliance:
       return "compliance";
+    case Dimension::elastance:
+      return "elastance";
+    case Dimension::inertance:
+      return "inertance";
     case Dimension::foundation:
       return "foundation stiffness";
     case Dimension::data_size:

@@ -62,10 +62,11 @@ struct BeatParams {
 /// What to apply to the cavity during the next step.
 struct CavityCommand {
   enum class Mode {
-    pressure,    ///< apply pressure_mmHg as a load (filling); no volume projection
-    volume,      ///< project the volume to volume_mL (isovolumic); pressure = the multiplier
-    windkessel,  ///< ejection: either apply pressure_mmHg (= P + Z_c Q_previous) as a load
-                 ///< (explicit coupling) or call project_volume_windkessel from volume_mL (implicit)
+    pressure,     ///< apply pressure_mmHg as a load (filling); no volume projection
+    volume,       ///< project the volume to volume_mL (isovolumic); pressure = the multiplier
+    windkessel,   ///< ejection: either apply pressure_mmHg (= P + Z_c Q_previous) as a load
+                  ///< (explicit coupling) or call project_volume_windkessel from volume_mL (implicit)
+    closed_loop,  ///< the closed loop's implicit coupling (closed_loop_coupling.hpp); set by CavityCoupling
   };
   Mode mode = Mode::pressure;
   Phase phase = Phase::filling;
@@ -121,6 +122,13 @@ class BeatCycle {
   int beat_index() const { return m_current.index; }
   /// Completed beats.
   const std::vector<BeatStats>& beats() const { return m_beats; }
+  /// Closed-loop circulation (closed_loop_coupling.hpp): the loop's valves, not this machine, decide
+  /// the phase. After each step: its end time, the cavity volume and pressure, and whether the inflow
+  /// (mitral / tricuspid) and outflow (aortic / pulmonary) valves were open. Inflow open: filling;
+  /// outflow open: ejection; both closed: isovolumic contraction before the beat's ejection,
+  /// relaxation after it (filling before the first onset). Beats start at the onsets, as in update()
+  /// (EDV = the volume then); ESV is the beat's smallest volume. The Windkessel is not used.
+  void observe(double t_new, double volume_mL, double pressure_mmHg, bool inflow_open, bool outflow_open);
   /// At the end of the simulation: the beat in progress joins beats() if its ejection has ended
   /// (EDV, ESV, SV and EF are final; relaxation or filling may go on). Returns false if it is
   /// still contracting or ejecting (its statistics are not final; it stays out of beats()).
@@ -142,6 +150,9 @@ class BeatCycle {
 
  private:
   void enter(Phase p, double t);
+  void start_beat(double t);
+  /// Checks of update()/observe(); returns the step length.
+  double checked_step(double t_new, double volume_mL, double pressure_mmHg) const;
   double filling_pressure(double t) const;
 
   std::string m_name;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cardio/circulation/beat.hpp"
+#include "cardio/circulation/closed_loop_coupling.hpp"
 #include "cardio/circulation/volume_constraint.hpp"
 #include "cardio/circulation/windkessel.hpp"
 #include "cardio/core/binary.hpp"
@@ -23,6 +24,15 @@ struct CavityCirculation {
   std::string name;
   BeatParams beat;
   WindkesselParams windkessel;
+};
+
+/// The cavities in a closed-loop circulation instead of each in its own Windkessel: the loop's
+/// parameters and initial state, and the cavities that are its 3-D ventricles (by name; empty: the
+/// loop's 0-D ventricle).
+struct ClosedLoopCirculation {
+  ClosedLoopParams params;
+  ClosedLoopState initial;
+  std::string left_ventricle, right_ventricle;
 };
 
 /// A beat that overran its period (BeatOverrun) in cavity `cavity`: the run stops there.
@@ -42,9 +52,11 @@ struct UnfinishedBeat {
 class CavityCoupling {
  public:
   /// surfaces[c] carries circulation[c] (not owned; they outlive this object). The beat machines
-  /// start at t = 0 from the volumes at `rest`; the last beat ends at t_end_ms.
+  /// start at t = 0 from the volumes at `rest`; the last beat ends at t_end_ms. With `loop`, the
+  /// cavities are its 3-D ventricles (each circulation[c] names one; its Windkessel is not used) and
+  /// the loop's valves decide their phases (BeatCycle::observe).
   CavityCoupling(const std::vector<CavityCirculation>& circulation, std::vector<const meshing::CavitySurface*> surfaces,
-                 const Eigen::Matrix3Xd& rest, double t_end_ms);
+                 const Eigen::Matrix3Xd& rest, double t_end_ms, const ClosedLoopCirculation* loop = nullptr);
 
   /// The commands for the step that starts at t (call before each step and after a restore).
   void set_time(double t);
@@ -65,6 +77,11 @@ class CavityCoupling {
   std::optional<UnfinishedBeat> finish();
 
   const std::vector<BeatCycle>& cycles() const { return m_cycles; }
+  /// The closed loop, if the cavities are in one.
+  const ClosedLoopCoupling* closed_loop() const { return m_loop ? &*m_loop : nullptr; }
+  /// The pressure downstream of cavity c's outflow valve [mmHg]: its Windkessel's, or the loop's
+  /// systemic / pulmonary arteries.
+  double arterial_pressure_mmHg(std::size_t c) const;
   const meshing::CavitySurface& surface(std::size_t c) const { return *m_surfaces[c]; }
   std::size_t size() const { return m_cycles.size(); }
 
@@ -77,6 +94,8 @@ class CavityCoupling {
   std::vector<CavityCommand> m_command;  ///< of the current step
   std::vector<double> m_impulse;         ///< isovolumic: sum of the step's projection impulses [kPa ms]
   std::vector<CoupledResult> m_coupled;  ///< ejection: the step's coupled projection
+  std::optional<ClosedLoopCoupling> m_loop;
+  std::vector<int> m_ventricle;  ///< closed loop: the loop ventricle (0 LV, 1 RV) of each cavity
 };
 
 }  // namespace cardio::circulation

@@ -84,8 +84,8 @@ struct ClosedLoopParams {
   ///   PUL AR   0.1625         10           5e-4
   ///   PUL VEN  0.1625         16           5e-4
   ///   valves   R_min 0.0075, R_max 75006.2 mmHg s/mL
-  /// (stored in ms units: R x 1e3, L x 1e6, timings x 800 ms). Discussion in docs/heartbeat.md.
-  static ClosedLoopParams regazzoni2022();
+  /// (stored in ms units: R x 1e3, L x 1e6, timings x period_ms). Discussion in docs/heartbeat.md.
+  static ClosedLoopParams regazzoni2022(double period_ms = 800.0);
   /// Throws cardio::Error naming `where`.part.key, the value and the expected range.
   void validate(std::string_view where = "closed_loop") const;
 };
@@ -148,6 +148,8 @@ class ClosedLoop {
   double volume_mL(Compartment c) const { return m_state.volume_mL[static_cast<int>(c)]; }
   /// Pressure at the current time (ventricles driven by the caller: the last given pressure).
   double pressure_mmHg(Compartment c) const { return m_pressure[static_cast<int>(c)]; }
+  /// Whether a valve was open in the last step (at construction: p_up > p_down).
+  bool valve_open(Valve v) const { return m_valve_open[static_cast<int>(v)]; }
   /// Flow through a valve over the last step [mL/ms].
   double valve_flow_mL_per_ms(Valve v) const { return m_valve_flow[static_cast<int>(v)]; }
   /// Sum of all compartment volumes, ventricles and atria included [mL].

@@ -117,6 +117,25 @@ CoupledResult project_volume_windkessel(const meshing::CavitySurface& cavity, co
                                         double volume_begin_mL, double dt, Eigen::Matrix3Xd& x,
                                         Eigen::Matrix3Xd* v = nullptr);
 
+/// The cavity volume along the projection direction of Promayon's scheme, for couplings that solve
+/// for the multiplier themselves (the closed loop, closed_loop_coupling.hpp): from the positions
+/// X_free given at construction, V(phi) = V(X_free + phi M^-1 g) is the exact cubic of the header.
+class VolumePath {
+ public:
+  /// Same inputs and errors as project_volume (x: X_free, not changed here).
+  VolumePath(const meshing::CavitySurface& cavity, const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask,
+             const Eigen::Matrix3Xd& x);
+  double volume_mm3(double phi) const;  ///< V(phi)
+  double slope_mm3(double phi) const;   ///< dV/dphi (c1 = g.M^-1 g > 0 at phi = 0)
+  /// x += phi M^-1 g on the cavity's nodes, v += the same / dt if given; the largest displacement [mm].
+  double move(double phi, double dt, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v = nullptr) const;
+
+ private:
+  const meshing::CavitySurface& m_cavity;
+  Eigen::Matrix3Xd m_direction;  ///< M^-1 g per surface point
+  double m_c[4] = {0, 0, 0, 0};
+};
+
 /// Largest dt [ms] for which the explicit coupling through the characteristic impedance (a
 /// pressure load Z_c Q with Q from the previous step, a lagged damper on the volume mode) is
 /// stable: 2 / (Z_c g.M^-1 g), Z_c in kPa ms/mm^3. Infinite when Z_c = 0.

@@ -24,6 +24,8 @@ enum class Dimension {
   velocity,    ///< mm/ms (conduction velocities)
   resistance,  ///< kPa ms/mm^3 (hydraulic: Windkessel resistances and impedances)
   compliance,  ///< mm^3/kPa (Windkessel compliance)
+  elastance,   ///< kPa/mm^3 (chamber elastance of the closed-loop circulation: pressure per volume)
+  inertance,   ///< kPa ms^2/mm^3 (blood inertance of a vessel compartment)
   foundation,  ///< kPa/mm (elastic foundation: traction per displacement, e.g. the pericardium)
   data_size,   ///< GB (10^9 bytes: sizes of outputs on disk)
 };
