@@ -21,7 +21,8 @@ constexpr double kMmHg = units::kMmHgInKPa;
 constexpr double kPerMl = units::kMmHgInKPa / 1e3;  // mmHg/mL, mmHg ms/mL, mmHg ms^2/mL in kPa/mm^3 (x ms, ms^2)
 constexpr double kMlPerMmHg = 1e3 / units::kMmHgInKPa;
 
-std::vector<circulation::CavityCirculation> parse_windkessel_cavities(const Node& n, double first_onset, double period) {
+std::vector<circulation::CavityCirculation> parse_windkessel_cavities(const Node& n, double first_onset,
+                                                                      double period) {
   std::vector<circulation::CavityCirculation> out;
   for (const Node& c : n.list("cavities")) {
     circulation::CavityCirculation cav;
@@ -40,13 +41,14 @@ std::vector<circulation::CavityCirculation> parse_windkessel_cavities(const Node
     wk.peripheral_resistance =
         w.quantity("peripheral_resistance", Dimension::resistance, std::nullopt, Range::positive()) / kPerMl;
     wk.compliance = w.quantity("compliance", Dimension::compliance, std::nullopt, Range::positive()) / kMlPerMmHg;
-    wk.characteristic_impedance =
-        wk.elements == 3
-            ? w.quantity("characteristic_impedance", Dimension::resistance, std::nullopt, Range::non_negative()) / kPerMl
-            : 0.0;
+    wk.characteristic_impedance = wk.elements == 3 ? w.quantity("characteristic_impedance", Dimension::resistance,
+                                                                std::nullopt, Range::non_negative()) /
+                                                         kPerMl
+                                                   : 0.0;
     if (wk.elements == 2) w.reject_if_present("characteristic_impedance", "used with elements: 3 only");
     wk.venous_pressure = w.quantity("venous_pressure", Dimension::pressure, 0.0, Range::non_negative()) / kMmHg;
-    wk.initial_pressure = w.quantity("initial_pressure", Dimension::pressure, 80 * kMmHg, Range::non_negative()) / kMmHg;
+    wk.initial_pressure =
+        w.quantity("initial_pressure", Dimension::pressure, 80 * kMmHg, Range::non_negative()) / kMmHg;
     try {  // messages name the real keys: circulation.cavities[i].<key>, ....windkessel.<key>
       b.validate(c.path());
       wk.validate(c.key_path("windkessel"));
@@ -68,7 +70,8 @@ void parse_chamber(const Node& n, ChamberParams& c) {
                                                c.passive_elastance_mmHg_per_mL * kPerMl, Range::positive()) /
                                     kPerMl;
   c.rest_volume_mL = n.quantity("rest_volume", Dimension::volume, c.rest_volume_mL * 1e3, Range::non_negative()) / 1e3;
-  c.contraction_onset_ms = n.quantity("contraction_onset", Dimension::time, c.contraction_onset_ms, Range::non_negative());
+  c.contraction_onset_ms =
+      n.quantity("contraction_onset", Dimension::time, c.contraction_onset_ms, Range::non_negative());
   c.contraction_ms = n.quantity("contraction", Dimension::time, c.contraction_ms, Range::positive());
   c.relaxation_ms = n.quantity("relaxation", Dimension::time, c.relaxation_ms, Range::positive());
 }
@@ -141,11 +144,11 @@ circulation::ClosedLoopCirculation parse_closed_loop(const Node& n, double first
       valves.quantity("closed_resistance", Dimension::resistance, p.valves.closed_resistance_mmHg_ms_per_mL * kPerMl,
                       Range::positive()) /
       kPerMl;
-  for (const auto& [key, vessel] : std::array<std::pair<const char*, VesselParams*>, 4>{
-           {{"systemic_arteries", &p.systemic_arteries},
-            {"systemic_veins", &p.systemic_veins},
-            {"pulmonary_arteries", &p.pulmonary_arteries},
-            {"pulmonary_veins", &p.pulmonary_veins}}})
+  for (const auto& [key, vessel] :
+       std::array<std::pair<const char*, VesselParams*>, 4>{{{"systemic_arteries", &p.systemic_arteries},
+                                                             {"systemic_veins", &p.systemic_veins},
+                                                             {"pulmonary_arteries", &p.pulmonary_arteries},
+                                                             {"pulmonary_veins", &p.pulmonary_veins}}})
     parse_vessel(n.child_or_empty(key), *vessel);
   try {
     p.validate(n.path());

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cardio/core/error.hpp"
+#include "cardio/core/units.hpp"
 #include "config/circulation_config.hpp"
 
 namespace cardio::pipeline {
@@ -44,6 +45,21 @@ std::vector<SurfaceSelector> parse_selectors(const Node& n, const std::string& k
   std::vector<SurfaceSelector> out;
   for (const Node& item : n.list(key)) out.push_back(parse_selector(item));
   return out;
+}
+
+/// activation.target: {ejection_fraction: F} or {peak_pressure: P}, and a relative tolerance.
+TensionTarget parse_tension_target(const Node& n) {
+  TensionTarget t;
+  t.where = n.where();
+  if (n.has("ejection_fraction")) {
+    n.reject_if_present("peak_pressure", "give either ejection_fraction or peak_pressure");
+    t.value = n.number("ejection_fraction", std::nullopt, Range::open(0, 1));
+  } else {
+    t.quantity = TensionTarget::Quantity::peak_pressure;
+    t.value = n.quantity("peak_pressure", Dimension::pressure, std::nullopt, Range::open(0, 50)) / units::kMmHgInKPa;
+  }
+  t.tolerance = n.number("tolerance", 0.02, Range::open(0, 0.5));
+  return t;
 }
 
 ActivationParams parse_activation(const Node& n, double period, const std::filesystem::path& base) {
@@ -105,6 +121,7 @@ ActivationParams parse_activation(const Node& n, double period, const std::files
   } catch (const Error& e) {
     t.fail("", e.what());
   }
+  if (n.has("target")) a.target = parse_tension_target(n.child("target"));
   return a;
 }
 

@@ -64,6 +64,15 @@ std::string_view name_of(SimulationMode mode);
 std::string_view name_of(StaticSolver solver);
 std::string_view name_of(StrainReference reference);
 
+/// A target that sets the peak active tension beat by beat (tension_calibration.hpp).
+struct TensionTarget {
+  enum class Quantity { ejection_fraction, peak_pressure };
+  Quantity quantity = Quantity::ejection_fraction;
+  double value = 0;         ///< EF (fraction) or LV peak pressure [mmHg]
+  double tolerance = 0.02;  ///< relative
+  std::string where;        ///< config location, for messages
+};
+
 /// Electrical activation: when each element starts its twitch (relative to each beat's onset).
 struct ActivationParams {
   ActivationMode mode = ActivationMode::synchronous;
@@ -74,11 +83,12 @@ struct ActivationParams {
     double time = 0;  ///< [ms] after the beat onset
     std::string where;
   };
-  std::vector<Site> sites;          ///< eikonal
-  double velocity_fibre = 0.6;      ///< [mm/ms]
-  double velocity_cross = 0.2;      ///< [mm/ms]
-  std::filesystem::path image;      ///< image: activation times [ms] on the element grid
-  activation::TwitchParams twitch;  ///< period filled from simulation.period
+  std::vector<Site> sites;              ///< eikonal
+  double velocity_fibre = 0.6;          ///< [mm/ms]
+  double velocity_cross = 0.2;          ///< [mm/ms]
+  std::filesystem::path image;          ///< image: activation times [ms] on the element grid
+  activation::TwitchParams twitch;      ///< period filled from simulation.period
+  std::optional<TensionTarget> target;  ///< peak tension found for this target (twitch.peak_tension: the start)
 };
 
 /// Strain analysis of a beating run (docs/analysis.md).

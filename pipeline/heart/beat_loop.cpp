@@ -64,6 +64,7 @@ BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, B
       m_state(m_system.rest_state()),
       m_lv(lv_index(sim)),
       m_t_end(sim.first_onset + sim.beats * sim.period) {
+  if (sim.activation.target) m_calibration.emplace(*sim.activation.target, sim.activation.twitch.peak_tension_kPa);
   m_dt = sim.time_step.choose(stable_dt());  // a user-given dt above the estimate at rest is refused
   m_velocity_decay = sim.damping_time > 0 ? std::exp(-m_dt / sim.damping_time) : 1.0;
 }
@@ -98,6 +99,7 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   const std::vector<double> volumes = m_cavities.volumes_mL(m_state.x);
   check_cavity_volumes(volumes);
   if (auto overrun = m_cavities.update(m_t, volumes, m_dt)) return overrun;
+  if (m_calibration) calibrate_tension();
   if (m_t >= m_next_dt_check && !m_sim.time_step.dt) {
     // Re-estimate the stable step: it shrinks as the law stiffens in systole and grows back after
     // it (the whole diastole at the systolic step cost 12 % more steps on the default case).
@@ -106,6 +108,20 @@ std::optional<circulation::Overrun> BeatLoop::step() {
     m_next_dt_check += kDtCheckInterval;
   }
   return std::nullopt;
+}
+
+void BeatLoop::calibrate_tension() {
+  const auto& beats = m_cavities.cycles()[m_lv].beats();
+  if (beats.size() <= m_calibration->history().size()) return;
+  const circulation::BeatStats& b = beats.back();
+  const bool ef = m_calibration->target().quantity == TensionTarget::Quantity::ejection_fraction;
+  set_peak_tension(m_calibration->next(ef ? b.ef : b.peak_pressure_mmHg));
+}
+
+void BeatLoop::set_peak_tension(double kPa) {
+  activation::TwitchParams p = m_twitch.params();
+  p.peak_tension_kPa = kPa;
+  m_twitch = activation::Twitch(p);
 }
 
 void BeatLoop::check_cavity_volumes(const std::vector<double>& volumes_mL) {
@@ -128,6 +144,7 @@ void BeatLoop::save(BinaryWriter& w) const {
   for (const Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f, &m_mode})
     w.f64s(a->data(), std::size_t(a->size()));
   m_cavities.save(w);
+  if (m_calibration) m_calibration->save(w);
 }
 
 void BeatLoop::restore(BinaryReader& r) {
@@ -139,6 +156,10 @@ void BeatLoop::restore(BinaryReader& r) {
   m_mode.resize(3, m_state.x.cols());
   for (Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f, &m_mode}) r.f64s(a->data(), std::size_t(a->size()));
   m_cavities.restore(r);
+  if (m_calibration) {
+    m_calibration->restore(r);
+    set_peak_tension(m_calibration->peak_tension_kPa());
+  }
   m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
 }
 

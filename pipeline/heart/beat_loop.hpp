@@ -15,6 +15,7 @@
 #include "cardio/meshing/voxel_mesh.hpp"
 #include "config/heart_config.hpp"
 #include "heart/heart_model.hpp"
+#include "heart/tension_calibration.hpp"
 
 namespace cardio::pipeline {
 
@@ -64,6 +65,8 @@ class BeatLoop {
   /// Index of the LV cavity (sim.analysis.lv_cavity) in cavities(); 0 without one.
   std::size_t lv() const { return m_lv; }
   const meshing::VoxelMesh& mesh() const { return m_mesh; }
+  /// The peak tension's calibration to activation.target, if one is given.
+  const TensionCalibration* tension_calibration() const { return m_calibration ? &*m_calibration : nullptr; }
 
   void save(BinaryWriter& out) const;
   void restore(BinaryReader& in);
@@ -75,12 +78,16 @@ class BeatLoop {
   /// system: the cavities add theirs).
   mechanics::ForceInputs inputs() const { return {1.0, {m_Ta.data(), std::size_t(m_Ta.size())}, {}}; }
   void check_cavity_volumes(const std::vector<double>& volumes_mL);
+  /// After the LV's beat ends: the next beat's peak tension from activation.target.
+  void calibrate_tension();
+  void set_peak_tension(double kPa);
 
   const HeartSimulation& m_sim;
   const meshing::VoxelMesh& m_mesh;
   mechanics::MassSpringSystem& m_system;
   circulation::CavityCoupling m_cavities;
   activation::Twitch m_twitch;
+  std::optional<TensionCalibration> m_calibration;
   Eigen::VectorXd m_activation_time;  ///< absolute: first onset + the element's delay [ms]
   Eigen::VectorXd m_Ta;
   mechanics::NodeState m_state;

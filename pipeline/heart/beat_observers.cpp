@@ -252,6 +252,12 @@ void ProgressReport::log_finished_beat(const BeatLoop& loop) {
            << (cy.converged() ? " (periodic)" : "");
     *m_log << line.str() << std::endl;
   }
+  if (const TensionCalibration* c = loop.tension_calibration()) {
+    const auto [tension, measured] = c->history().back();
+    *m_log << "tension calibration: Ta_max " << tension << " kPa gave " << measured << " (target " << c->target().value
+           << "); " << (c->reached() ? "reached, kept" : "next beat") << " " << c->peak_tension_kPa() << " kPa"
+           << std::endl;
+  }
 }
 
 void ProgressReport::save(BinaryWriter& w) const { w.i64(m_previous_phase); }

@@ -27,6 +27,20 @@ std::string overrun_advice(const HeartSimulation& sim, std::size_t c) {
                           : "circulation.cavities[" + std::to_string(c) + "].windkessel");
 }
 
+/// The peak tension found for activation.target, beat by beat.
+json calibration_summary(const TensionCalibration& c) {
+  json beats = json::array();
+  for (const auto& [tension, measured] : c.history())
+    beats.push_back({{"peak_tension_kPa", tension}, {"measured", measured}});
+  const bool ef = c.target().quantity == TensionTarget::Quantity::ejection_fraction;
+  return {{"target", ef ? "ejection_fraction" : "peak_pressure_mmHg"},
+          {"value", c.target().value},
+          {"tolerance_relative", c.target().tolerance},
+          {"beats", beats},
+          {"reached", c.reached()},
+          {"peak_tension_kPa", c.peak_tension_kPa()}};
+}
+
 /// The closed loop: blood volume conservation, and the loop's state at the end.
 json circulation_summary(const BeatLoop& loop, const TimeSeriesRecorder& series) {
   const circulation::ClosedLoopCoupling* coupling = loop.cavities().closed_loop();
@@ -149,6 +163,8 @@ json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSe
                   {"analysis", {{"peak_strain", strain}}},
                   {"frames", frames}};
   if (!incomplete.empty()) summary["incomplete_reason"] = incomplete;
+  if (const TensionCalibration* c = loop.tension_calibration())
+    summary["tension_calibration"] = calibration_summary(*c);
   return summary;
 }
 

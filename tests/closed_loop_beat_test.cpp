@@ -1,0 +1,94 @@
+// The real biventricular shape beating in the closed loop (configs/biv_closed_loop.yaml, one beat at
+// 3 mm): blood volume conserved to 1e-9 (a conservation law of the loop), both ventricles held during
+// their isovolumic phases, the LV's phases in order, and the LV pressure during ejection equal to the
+// aortic pressure plus the open valve's drop (the loop's diode law, Regazzoni et al. 2022).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cardio/config/config.hpp"
+#include "config/heart_config.hpp"
+#include "heart/beat_run.hpp"
+#include "mesh/mesh_stage.hpp"
+
+namespace fs = std::filesystem;
+using namespace cardio;
+
+namespace {
+
+/// timeseries.csv as columns by name.
+std::map<std::string, std::vector<std::string>> read_columns(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<std::string>> columns;
+  for (std::string line; std::getline(in, line);) {
+    std::stringstream ss(line);
+    std::vector<std::string> cells;
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    if (names.empty()) {
+      names = cells;
+      continue;
+    }
+    for (std::size_t i = 0; i < names.size() && i < cells.size(); ++i) columns[names[i]].push_back(cells[i]);
+  }
+  return columns;
+}
+
+TEST(ClosedLoopBeat, RealBiventricleConservesBloodAndFollowsTheValves) {
+  const fs::path out = fs::temp_directory_path() / ("cardio_closed_loop_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  auto doc = config::Document::load_file(std::string(CARDIO_SOURCE_DIR) + "/configs/biv_closed_loop.yaml");
+  const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
+  const pipeline::MeshStageResult mesh = pipeline::run_mesh_stages(cfg.mesh);
+  std::ostringstream log;
+  const pipeline::BeatRunResult r = pipeline::run_heart_beat(*cfg.simulation, mesh.mesh, out, &log);
+  std::cout << log.str() << r.summary["circulation"].dump(2) << "\n";
+
+  const auto& circ = r.summary["circulation"];
+  EXPECT_EQ(circ["model"], "closed_loop");
+  EXPECT_LT(circ["max_blood_volume_change_relative"].get<double>(), 1e-9);
+  const auto& lv = r.summary["cavities"][0];
+  ASSERT_FALSE(lv["EF"].is_null()) << "no complete LV beat";
+  EXPECT_GT(lv["EF"].get<double>(), 0.2);
+
+  auto col = read_columns(out / "timeseries.csv");
+  ASSERT_GT(col["time_ms"].size(), 500u);
+  const auto number = [&](const char* name, std::size_t i) { return std::stod(col[name][i]); };
+  const double blood0 = number("blood_volume_mL", 0);
+  std::vector<std::string> lv_phases;
+  int isovolumic = 0, ejecting = 0;
+  for (std::size_t i = 0; i < col["time_ms"].size(); ++i) {
+    EXPECT_NEAR(number("blood_volume_mL", i), blood0, 1e-9 * blood0) << "t = " << col["time_ms"][i];
+    const std::string& phase = col["lv_phase"][i];
+    if (lv_phases.empty() || lv_phases.back() != phase) lv_phases.push_back(phase);
+    for (const char* cavity : {"lv", "rv"}) {
+      const std::string p = std::string(cavity) + "_phase", v = std::string(cavity) + "_volume_mL";
+      if (i > 0 && col[p][i].rfind("isovolumic", 0) == 0 && col[p][i - 1] == col[p][i]) {
+        // Closed valves leak (p_up - p_down) / R_max: about 1e-6 mL/ms here.
+        EXPECT_NEAR(number(v.c_str(), i), number(v.c_str(), i - 1), 1e-4) << cavity << " t = " << col["time_ms"][i];
+        ++isovolumic;
+      }
+    }
+    if (phase == "ejection" && i > 0 && i + 1 < col["time_ms"].size() && col["lv_phase"][i + 1] == phase) {
+      // Open aortic valve: p_LV - p_aorta = R_min Q, R_min = 7.5 mmHg ms/mL, Q = -dV/dt (central
+      // difference over the 1 ms rows; 1 mmHg of slack for the flow's change within them).
+      const double q = (number("lv_volume_mL", i - 1) - number("lv_volume_mL", i + 1)) /
+                       (number("time_ms", i + 1) - number("time_ms", i - 1));
+      const double drop = number("lv_pressure_mmHg", i) - number("systemic_arterial_pressure_mmHg", i);
+      EXPECT_NEAR(drop, 7.5 * q, 1.0) << "t = " << col["time_ms"][i];
+      ++ejecting;
+    }
+  }
+  EXPECT_GT(isovolumic, 20);
+  EXPECT_GT(ejecting, 20);
+  const std::vector<std::string> expected{"filling", "isovolumic_contraction", "ejection", "isovolumic_relaxation",
+                                          "filling"};
+  EXPECT_EQ(lv_phases, expected);
+  fs::remove_all(out);
+}
+
+}  // namespace
