@@ -16,10 +16,11 @@ double TensionCalibration::next(double measured) {
   if (reached()) return m_tension;
   double proposal = m_tension * m_target.value / std::max(measured, 1e-3 * m_target.value);
   if (m_history.size() >= 2) {
+    // The secant only where the last two beats show the value growing with the tension: before the
+    // circulation is periodic, the preload changes from beat to beat and can hide that.
     const auto [t0, m0] = m_history[m_history.size() - 2];
     const auto [t1, m1] = m_history.back();
-    if (std::abs(m1 - m0) > 1e-12 * std::abs(m1) && std::abs(t1 - t0) > 0)
-      proposal = t1 + (m_target.value - m1) * (t1 - t0) / (m1 - m0);
+    if ((m1 - m0) * (t1 - t0) > 0) proposal = t1 + (m_target.value - m1) * (t1 - t0) / (m1 - m0);
   }
   // Within a factor 2 of the last tension (a secant through noisy beats may jump), and in (0, 1000] kPa.
   m_tension = std::clamp(proposal, 0.5 * m_tension, std::min(2.0 * m_tension, 1000.0));

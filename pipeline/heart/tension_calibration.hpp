@@ -2,10 +2,10 @@
 /// @file tension_calibration.hpp
 /// The peak active tension found beat by beat so that the LV reaches a target ejection fraction or
 /// peak pressure (issue 16, item 5): after each beat, the next beat's Ta_max is the secant step on
-/// (Ta_max, measured) of the last two beats (after the first beat, a step proportional to
-/// target / measured), kept within [Ta/2, 2 Ta] of the last value. The measured quantity grows with
-/// Ta_max, so the iteration brackets the target in a few beats. It runs alongside the circulation's
-/// approach to its periodic state.
+/// (Ta_max, measured) of the last two beats where they show the value growing with the tension, else
+/// (and after the first beat) a step proportional to target / measured; kept within [Ta/2, 2 Ta]. The measured quantity
+/// grows with Ta_max, so the iteration brackets the target in a few beats. It runs alongside the circulation's approach
+/// to its periodic state.
 #include <utility>
 #include <vector>
 

@@ -32,8 +32,8 @@ struct TetheredWall {
   void step(double dt) {
     const ClosedLoopParams& p = coupling.loop().params();
     const double shrink = 1 - 0.4 * chamber_activation(p.left_ventricle, coupling.loop().time_ms(), p.period_ms);
-    const Eigen::Matrix3Xd target = (centre * Eigen::RowVectorXd::Ones(x.cols())) +
-                                    shrink * (mesh.mesh.rest.colwise() - centre);
+    const Eigen::Matrix3Xd target =
+        (centre * Eigen::RowVectorXd::Ones(x.cols())) + shrink * (mesh.mesh.rest.colwise() - centre);
     for (Eigen::Index n = 0; n < x.cols(); ++n) v.col(n) += dt * (-k * (x.col(n) - target.col(n))) / mass[n];
     v *= std::exp(-dt / 5.0);
     const Eigen::Vector2d begin(cavity_volume_mm3(mesh.cavities[0], x) / kMm3PerMl, 0.0);  // at the step's start
@@ -64,8 +64,8 @@ ClosedLoopParams small_heart_loop() {
 
 ClosedLoopState small_heart_state(const ClosedLoopParams& p) {
   ClosedLoopState s = ClosedLoopState::regazzoni2022(p);
-  for (Compartment c : {Compartment::left_atrium, Compartment::left_ventricle, Compartment::right_atrium,
-                        Compartment::right_ventricle})
+  for (Compartment c :
+       {Compartment::left_atrium, Compartment::left_ventricle, Compartment::right_atrium, Compartment::right_ventricle})
     s.volume_mL[std::size_t(c)] /= 1e4;
   return s;
 }
