@@ -89,6 +89,8 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   };
   const auto project = [&](Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double) {
     m_system.project(x, v, 1.0, 0.0);
+    // A blow-up is named at its first bad node, not as a failed cavity projection of NaN positions.
+    if (!x.allFinite()) mechanics::check_state(m_system, m_mesh.mesh, m_state, m_dt, m_steps + 1, m_t + m_dt);
     m_cavities.project(m_state.mass, m_system.free_mask(), m_dt, x, v);
   };
   mechanics::step(mechanics::Scheme::semi_implicit_euler, m_state, m_t, m_dt, forces, project);
