@@ -1,5 +1,6 @@
 #include "heart/beat_observers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -7,6 +8,7 @@
 
 #include "cardio/analysis/strain.hpp"
 #include "cardio/analysis/wall.hpp"
+#include "cardio/core/error.hpp"
 #include "cardio/io/vtu.hpp"
 #include "cardio/mechanics/mesh.hpp"
 
@@ -40,7 +42,8 @@ std::int64_t initial_phase(const BeatLoop& loop) {
 TimeSeriesRecorder::TimeSeriesRecorder(const HeartSimulation& sim, const meshing::VoxelMesh& mesh)
     : m_table{{"time_ms"}, {}}, m_tissue0(mesh.volume.sum()) {
   for (const auto& c : sim.circulation)
-    for (const char* col : {"_volume_mL", "_pressure_mmHg", "_phase"}) m_table.columns.push_back(c.name + col);
+    for (const char* col : {"_volume_mL", "_pressure_mmHg", "_phase", "_arterial_pressure_mmHg"})
+      m_table.columns.push_back(c.name + col);
   m_table.columns.push_back("tissue_volume_mL");
 }
 
@@ -51,6 +54,8 @@ void TimeSeriesRecorder::before_step(const BeatLoop& loop) {
     row.push_back(io::CsvTable::number(cy.volume_mL()));
     row.push_back(io::CsvTable::number(cy.pressure_mmHg()));
     row.emplace_back(circulation::phase_name(cy.phase()));
+    // The afterload's arterial pressure (the Windkessel's P, over its compliance).
+    row.push_back(io::CsvTable::number(cy.windkessel().pressure()));
   }
   const double tissue = mechanics::element_volumes(loop.mesh().mesh, loop.state().x).sum();
   m_max_tissue_change = std::max(m_max_tissue_change, std::abs(tissue - m_tissue0) / m_tissue0);
@@ -60,6 +65,16 @@ void TimeSeriesRecorder::before_step(const BeatLoop& loop) {
 }
 
 void TimeSeriesRecorder::write(const fs::path& outdir) const { io::write_csv(outdir / "timeseries.csv", m_table); }
+
+Eigen::VectorXd TimeSeriesRecorder::column(const std::string& name) const {
+  const auto it = std::find(m_table.columns.begin(), m_table.columns.end(), name);
+  CARDIO_CHECK(it != m_table.columns.end(), "timeseries.csv has no column " << name);
+  const std::size_t c = std::size_t(it - m_table.columns.begin());
+  Eigen::VectorXd v(Eigen::Index(m_table.rows.size()));
+  // The cells are shortest round-trip representations (CsvTable::number): parsing gives the values back.
+  for (std::size_t r = 0; r < m_table.rows.size(); ++r) v[Eigen::Index(r)] = std::stod(m_table.rows[r][c]);
+  return v;
+}
 
 void TimeSeriesRecorder::save(BinaryWriter& w) const {
   w.f64(m_next_row);
@@ -77,6 +92,9 @@ void TimeSeriesRecorder::restore(BinaryReader& r) {
   m_table.rows.resize(r.u64());
   for (auto& row : m_table.rows) {
     row.resize(r.u64());
+    CARDIO_CHECK(row.size() == m_table.columns.size(),
+                 "checkpoint: a timeseries row of " << row.size() << " cells, expected " << m_table.columns.size()
+                                                    << " (written by another version?)");
     for (auto& cell : row) cell = r.str();
   }
 }

@@ -8,6 +8,7 @@
 #include "cardio/io/series.hpp"
 #include "cardio/mechanics/mesh.hpp"
 #include "heart/beat_observers.hpp"
+#include "heart/clinical_summary.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -16,7 +17,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr char kCheckpointMagic[] = "CARDBEAT";
-constexpr std::uint32_t kCheckpointVersion = 4;  // 3: the loop, then each observer; 4: + the stable-step mode
+constexpr std::uint32_t kCheckpointVersion = 5;  // 3: the loop, then each observer; 4: + the stable-step mode;
+                                                 // 5: + engineering strains, twist, arterial pressure
 
 /// What to change when cavity c's beat overruns its period, with the config keys that set it.
 std::string overrun_advice(const HeartSimulation& sim, std::size_t c) {
@@ -113,19 +115,21 @@ json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSe
   }
   json strain = strains.analysis().peaks(window_begin, window_end);
   strain["lv_cavity"] = sim.analysis.lv_cavity;
-  json summary = {{"mode", "beat"},
-                  {"complete", incomplete.empty()},
-                  {"element_count", loop.mesh().mesh.n_elements()},
-                  {"node_count", loop.mesh().mesh.n_nodes()},
-                  {"steps", loop.steps()},
-                  {"dt_ms", loop.dt()},
-                  {"simd_isa", std::string(setup.model.myocardium().simd_isa())},
-                  {"t_end_ms", loop.time()},
-                  {"cavities", cavities},
-                  {"heart", heart},
-                  {"analysis", {{"peak_strain", strain}}},
-                  {"frames", frames}};
+  json summary = {
+      {"mode", "beat"},
+      {"complete", incomplete.empty()},
+      {"element_count", loop.mesh().mesh.n_elements()},
+      {"node_count", loop.mesh().mesh.n_nodes()},
+      {"steps", loop.steps()},
+      {"dt_ms", loop.dt()},
+      {"simd_isa", std::string(setup.model.myocardium().simd_isa())},
+      {"t_end_ms", loop.time()},
+      {"cavities", cavities},
+      {"heart", heart},
+      {"analysis", {{"peak_strain", strain}, {"twist", strains.analysis().twist(window_begin, window_end)}}},
+      {"frames", frames}};
   if (!incomplete.empty()) summary["incomplete_reason"] = incomplete;
+  add_clinical_measures(summary, loop.cavities(), loop.lv(), sim.period, series);
   return summary;
 }
 
