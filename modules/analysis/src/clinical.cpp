@@ -35,8 +35,8 @@ double slice_rotation_deg(const Eigen::Matrix3Xd& x_ref, const Eigen::Matrix3Xd&
                           const std::vector<std::int32_t>& nodes, const Eigen::Vector3d& direction) {
   CARDIO_CHECK(direction.norm() > 1e-12, "slice rotation: zero axis direction");
   CARDIO_CHECK(!nodes.empty(), "slice rotation: the slice has no nodes");
-  CARDIO_CHECK(x_ref.cols() == x.cols(), "slice rotation: " << x_ref.cols() << " reference and " << x.cols()
-                                                            << " current positions");
+  CARDIO_CHECK(x_ref.cols() == x.cols(),
+               "slice rotation: " << x_ref.cols() << " reference and " << x.cols() << " current positions");
   const Eigen::Vector3d l = direction.normalized();
   Eigen::Vector3d c_ref = Eigen::Vector3d::Zero(), c = Eigen::Vector3d::Zero();
   for (const std::int32_t n : nodes) {
@@ -56,8 +56,7 @@ double slice_rotation_deg(const Eigen::Matrix3Xd& x_ref, const Eigen::Matrix3Xd&
   return std::atan2(sin_sum, cos_sum) * 180.0 / std::numbers::pi;
 }
 
-RateExtremes rate_extremes(const Eigen::VectorXd& t_ms, const Eigen::VectorXd& y, double t_begin_ms,
-                           double t_end_ms) {
+RateExtremes rate_extremes(const Eigen::VectorXd& t_ms, const Eigen::VectorXd& y, double t_begin_ms, double t_end_ms) {
   CARDIO_CHECK(t_ms.size() == y.size(), "rate extremes: " << t_ms.size() << " times and " << y.size() << " values");
   RateExtremes r;
   Eigen::Index inside = 0;

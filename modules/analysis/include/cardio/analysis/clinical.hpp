@@ -48,7 +48,6 @@ struct RateExtremes {
 /// (exact for a quadratic; error t_step^2 y'''/6 otherwise), over the samples with both neighbours
 /// inside [t_begin, t_end]; the largest and smallest. Throws cardio::Error for sizes that differ, t
 /// not increasing, a non-finite y in the window, or fewer than 3 samples in it.
-RateExtremes rate_extremes(const Eigen::VectorXd& t_ms, const Eigen::VectorXd& y, double t_begin_ms,
-                           double t_end_ms);
+RateExtremes rate_extremes(const Eigen::VectorXd& t_ms, const Eigen::VectorXd& y, double t_begin_ms, double t_end_ms);
 
 }  // namespace cardio::analysis
