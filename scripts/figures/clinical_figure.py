@@ -8,7 +8,6 @@ say) are drawn at its edge as an arrow pointing out.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import style
