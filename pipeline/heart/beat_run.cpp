@@ -115,19 +115,19 @@ json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSe
   }
   json strain = strains.analysis().peaks(window_begin, window_end);
   strain["lv_cavity"] = sim.analysis.lv_cavity;
-  json summary = {
-      {"mode", "beat"},
-      {"complete", incomplete.empty()},
-      {"element_count", loop.mesh().mesh.n_elements()},
-      {"node_count", loop.mesh().mesh.n_nodes()},
-      {"steps", loop.steps()},
-      {"dt_ms", loop.dt()},
-      {"simd_isa", std::string(setup.model.myocardium().simd_isa())},
-      {"t_end_ms", loop.time()},
-      {"cavities", cavities},
-      {"heart", heart},
-      {"analysis", {{"peak_strain", strain}, {"twist", strains.analysis().twist(window_begin, window_end)}}},
-      {"frames", frames}};
+  const json analysis = {{"peak_strain", strain}, {"twist", strains.analysis().twist(window_begin, window_end)}};
+  json summary = {{"mode", "beat"},
+                  {"complete", incomplete.empty()},
+                  {"element_count", loop.mesh().mesh.n_elements()},
+                  {"node_count", loop.mesh().mesh.n_nodes()},
+                  {"steps", loop.steps()},
+                  {"dt_ms", loop.dt()},
+                  {"simd_isa", std::string(setup.model.myocardium().simd_isa())},
+                  {"t_end_ms", loop.time()},
+                  {"cavities", cavities},
+                  {"heart", heart},
+                  {"analysis", analysis},
+                  {"frames", frames}};
   if (!incomplete.empty()) summary["incomplete_reason"] = incomplete;
   add_clinical_measures(summary, loop.cavities(), loop.lv(), sim.period, series);
   return summary;

@@ -69,9 +69,9 @@ def axes_triad(main_camera):
         text.ShadowOff()
         text.ItalicOff()
         text.BoldOff()
-        text.SetFontSize(28)
+        text.SetFontSize(36)
     ren = vtkRenderer()
-    ren.SetViewport(0.0, 0.0, 0.2, 0.2)
+    ren.SetViewport(0.0, 0.0, 0.25, 0.25)
     ren.SetLayer(1)  # drawn over the mesh's layer without clearing it
     ren.AddActor(axes)
     cam = ren.GetActiveCamera()
