@@ -103,8 +103,8 @@ std::map<std::string_view, double> clinical_values(const json& summary, const ci
 
 }  // namespace
 
-void add_clinical_measures(json& summary, const circulation::CavityCoupling& cavities, std::size_t lv,
-                           double period_ms, const TimeSeriesRecorder& series) {
+void add_clinical_measures(json& summary, const circulation::CavityCoupling& cavities, std::size_t lv, double period_ms,
+                           const TimeSeriesRecorder& series) {
   for (std::size_t c = 0; c < cavities.size(); ++c)
     if (!cavities.cycles()[c].beats().empty())
       summary["cavities"][c]["haemodynamics"] = haemodynamics(cavities.cycles()[c], period_ms, series);
