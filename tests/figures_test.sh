@@ -74,7 +74,7 @@ EOF
 }
 
 always=(pv_loop_lv pv_time_lv j_histogram_end_systole view3d_end_systole_E_ff)
-strain=(strain_regional bullseye_peak_strain)
+strain=(strain_regional bullseye_peak_strain clinical_ranges)
 [ -f "$work/run/regional_strain.csv" ] || { echo "figures_test: FAIL: the run wrote no regional_strain.csv" >&2; exit 1; }
 check_figures "$work/run" "${always[@]}" "${strain[@]}"
 [ "$(ls "$work/run/figures" | sort)" == "$run_figures" ] ||

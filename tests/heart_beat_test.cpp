@@ -16,6 +16,7 @@
 #include <vtkXMLUnstructuredGridReader.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "cardio/config/config.hpp"
@@ -39,6 +40,62 @@ std::vector<std::vector<std::string>> read_csv(const fs::path& file) {
     rows.push_back(cells);
   }
   return rows;
+}
+
+/// Issue 16 (what researchers compare with the clinic): the clinical_comparison block has every
+/// field, each `inside` says whether lo <= value <= hi, and the values are the summary's own
+/// (EDV, EF, the global engineering strains in %); the arterial pressure column exists and the
+/// haemodynamics hold CO = SV x heart rate.
+void check_clinical_measures(const nlohmann::json& summary, const std::vector<std::vector<std::string>>& rows) {
+  EXPECT_EQ(rows[0][4], "lv_arterial_pressure_mmHg");
+  const auto& lv = summary["cavities"][0];
+  const auto& h = lv["haemodynamics"];
+  for (const char* key :
+       {"peak_pressure_mmHg", "dPdt_max_mmHg_per_s", "dPdt_min_mmHg_per_s", "stroke_work_mmHg_mL", "heart_rate_bpm",
+        "cardiac_output_L_per_min", "arterial_systolic_pressure_mmHg", "arterial_diastolic_pressure_mmHg"})
+    ASSERT_TRUE(h.contains(key) && h[key].is_number()) << key << " in " << h.dump();
+  EXPECT_GT(h["dPdt_max_mmHg_per_s"].get<double>(), 0);
+  EXPECT_LT(h["dPdt_min_mmHg_per_s"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(h["heart_rate_bpm"].get<double>(), 75.0);  // period 800 ms
+  EXPECT_NEAR(h["cardiac_output_L_per_min"].get<double>(), lv["SV_mL"].get<double>() * 75.0 / 1000.0, 1e-12);
+  EXPECT_LT(h["arterial_diastolic_pressure_mmHg"].get<double>(), h["arterial_systolic_pressure_mmHg"].get<double>());
+  EXPECT_LE(h["arterial_systolic_pressure_mmHg"].get<double>(), h["peak_pressure_mmHg"].get<double>() + 1e-9);
+
+  const auto& cc = summary["clinical_comparison"];
+  ASSERT_TRUE(cc.is_array());
+  std::map<std::string, double> value;
+  for (const auto& q : cc) {
+    for (const char* key : {"quantity", "value", "unit", "normal_range", "source", "inside"})
+      ASSERT_TRUE(q.contains(key)) << key << " missing in " << q.dump();
+    ASSERT_EQ(q["normal_range"].size(), 2u);
+    const double v = q["value"].get<double>(), lo = q["normal_range"][0].get<double>();
+    const double hi = q["normal_range"][1].get<double>();
+    EXPECT_LE(lo, hi) << q.dump();
+    EXPECT_EQ(q["inside"].get<bool>(), lo <= v && v <= hi) << q.dump();
+    EXPECT_FALSE(q["source"].get<std::string>().empty());
+    value[q["quantity"].get<std::string>()] = v;
+  }
+  // The LV phantom has no RV: 9 quantities, and no RV entry.
+  EXPECT_EQ(cc.size(), 9u) << cc.dump(1);
+  EXPECT_EQ(value.count("RV ejection fraction"), 0u);
+  EXPECT_DOUBLE_EQ(value["LV end-diastolic volume"], lv["EDV_mL"].get<double>());
+  EXPECT_DOUBLE_EQ(value["LV ejection fraction"], 100 * lv["EF"].get<double>());
+  const auto& global = summary["analysis"]["peak_strain"]["global"];
+  EXPECT_DOUBLE_EQ(value["global longitudinal strain (GLS)"], 100 * global["e_ll"].get<double>());
+  EXPECT_DOUBLE_EQ(value["global circumferential strain (GCS)"], 100 * global["e_cc"].get<double>());
+  EXPECT_DOUBLE_EQ(value["global radial strain (GRS)"], 100 * global["e_rr"].get<double>());
+  // The rodent-sized phantom: its EDV (about 4 mL) is far below the adult range.
+  EXPECT_LT(value["LV end-diastolic volume"], 100);
+  // e <= E element by element (sqrt(1 + 2E) <= 1 + E): the engineering peaks lie below the
+  // Green-Lagrange ones, shortening more negative and thickening smaller.
+  for (const char* k : {"cc", "ll", "rr", "ff"})
+    EXPECT_LE(global[std::string("e_") + k].get<double>(), global[std::string("E_") + k].get<double>()) << k;
+  const auto& twist = summary["analysis"]["twist"];
+  EXPECT_GT(twist["basal_slice_nodes"].get<int>(), 20);
+  EXPECT_GT(twist["apical_slice_nodes"].get<int>(), 20);
+  EXPECT_GT(twist["slice_distance_mm"].get<double>(), 5);
+  std::cout << "clinical comparison:\n"
+            << cc.dump(1) << "\nhaemodynamics: " << h.dump() << "\ntwist: " << twist.dump() << "\n";
 }
 
 TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
@@ -152,19 +209,29 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   EXPECT_NEAR(radial_stretch_es, thickness_ratio, 0.05);
   const auto regional = read_csv(out / "regional_strain.csv");
   ASSERT_GT(regional.size(), 18u * 100);
-  EXPECT_EQ(regional[0], (std::vector<std::string>{"time_ms", "segment", "E_cc", "E_ll", "E_rr", "E_ff"}));
+  const std::vector<std::string> strains{"E_cc", "E_ll", "E_rr", "E_ff", "e_cc", "e_ll", "e_rr", "e_ff"};
+  std::vector<std::string> header{"time_ms", "segment"};
+  header.insert(header.end(), strains.begin(), strains.end());
+  EXPECT_EQ(regional[0], header);
+  // Engineering strain next to Green-Lagrange: e = sqrt(1 + 2E) - 1 holds element by element, so the
+  // means obey Jensen's inequality, mean e <= sqrt(1 + 2 mean E) - 1 (sqrt is concave).
+  for (std::size_t i = 1; i < regional.size(); ++i)
+    for (std::size_t k = 2; k < 6; ++k)
+      EXPECT_LE(std::stod(regional[i][k + 4]), std::sqrt(1 + 2 * std::stod(regional[i][k])) - 1 + 1e-12)
+          << "row " << i << " " << regional[0][k];
   EXPECT_EQ((regional.size() - 1) % 18, 0u) << "18 rows (whole LV + 17 segments) per sample time";
   // Label regions: the phantom has one myocardium label, all LV, so its label mean is the whole-LV
   // mean (segment 0) of every sample, computed by a separate sum.
   const auto labels = read_csv(out / "label_strain.csv");
-  ASSERT_EQ(labels[0], (std::vector<std::string>{"time_ms", "label", "E_cc", "E_ll", "E_rr", "E_ff"}));
+  header[1] = "label";
+  ASSERT_EQ(labels[0], header);
   ASSERT_EQ(labels.size() - 1, (regional.size() - 1) / 18);
   for (std::size_t i = 1; i < labels.size(); ++i) {
     const auto& whole = regional[1 + 18 * (i - 1)];
     ASSERT_EQ(whole[1], "0");
     EXPECT_EQ(labels[i][0], whole[0]);
-    for (int k = 2; k < 6; ++k)
-      EXPECT_NEAR(std::stod(labels[i][std::size_t(k)]), std::stod(whole[std::size_t(k)]), 1e-12) << "row " << i;
+    for (std::size_t k = 2; k < header.size(); ++k)
+      EXPECT_NEAR(std::stod(labels[i][k]), std::stod(whole[k]), 1e-12) << "row " << i;
   }
   const auto& peak = r.summary["analysis"]["peak_strain"];
   EXPECT_EQ(peak["reference"], "end_diastole");
@@ -179,6 +246,7 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
     EXPECT_LT(sgm["E_cc"].get<double>(), 0) << sgm.dump();
     EXPECT_LT(sgm["E_ll"].get<double>(), 0) << sgm.dump();
   }
+  check_clinical_measures(r.summary, rows);
   fs::remove_all(out);
 }
 

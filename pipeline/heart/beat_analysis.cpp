@@ -2,22 +2,54 @@
 
 #include <Eigen/Geometry>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
 
 #include "cardio/analysis/aha.hpp"
 #include "cardio/analysis/axis.hpp"
+#include "cardio/analysis/clinical.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/mechanics/mesh.hpp"
 
 namespace cardio::pipeline {
 namespace {
 
-constexpr const char* kStrainNames[4] = {"E_cc", "E_ll", "E_rr", "E_ff"};
-/// The peak of a strain is its most negative value for shortening strains (E_cc, E_ll, E_ff) and
-/// its largest for radial thickening (E_rr): the sign convention of docs/analysis.md.
-constexpr bool kPeakIsMinimum[4] = {true, true, false, true};
+/// Green-Lagrange normal strains, then the engineering strains e = sqrt(1 + 2E) - 1 along the same
+/// directions (what echo and MR report, docs/analysis.md).
+constexpr const char* kStrainNames[BeatAnalysis::kStrains] = {"E_cc", "E_ll", "E_rr", "E_ff",
+                                                              "e_cc", "e_ll", "e_rr", "e_ff"};
+/// The peak of a strain is its most negative value for shortening strains (cc, ll, ff) and its
+/// largest for radial thickening (rr): the sign convention of docs/analysis.md.
+constexpr bool kPeakIsMinimum[BeatAnalysis::kStrains] = {true, true, false, true, true, true, false, true};
+
+std::vector<std::string> strain_columns(const char* first, const char* second) {
+  std::vector<std::string> c{first, second};
+  for (const char* name : kStrainNames) c.emplace_back(name);
+  return c;
+}
+
+/// The rotation slices of the LV: the nodes of LV elements (segment > 0) whose rest height above the
+/// base plane lies within |h_a|/12 of the middle of the basal (h_a/6) or apical (5 h_a/6) AHA ring,
+/// with h_a < 0 the height of the endocardial apex (docs/analysis.md, "LV twist and torsion").
+std::array<std::vector<std::int32_t>, 2> twist_slices(const mechanics::HexMesh& mesh,
+                                                      const std::vector<std::uint8_t>& segment,
+                                                      const analysis::AhaSpec& spec) {
+  std::vector<std::uint8_t> in_lv(std::size_t(mesh.n_nodes()), 0);
+  for (std::size_t e = 0; e < mesh.hexes.size(); ++e)
+    if (segment[e] > 0)
+      for (const std::int32_t n : mesh.hexes[e]) in_lv[std::size_t(n)] = 1;
+  std::vector<std::int32_t> lv_nodes;
+  for (std::size_t n = 0; n < in_lv.size(); ++n)
+    if (in_lv[n]) lv_nodes.push_back(std::int32_t(n));
+  const Eigen::Vector3d l = analysis::unit_axis_direction(spec.axis);
+  const double h_a = (spec.endocardial_apex - spec.base_point).dot(l);
+  const auto slice = [&](double height) {
+    return analysis::slice_nodes(mesh.rest, lv_nodes, spec.base_point, l, height, std::abs(h_a) / 12.0);
+  };
+  return {slice(h_a / 6.0), slice(5.0 * h_a / 6.0)};
+}
 
 /// Direction from the LV axis to the anterior RV insertion. Default: the septum direction (LV axis
 /// to the RV cavity centroid, orthogonal to the axis) turned back by 60 degrees, since the AHA
@@ -54,6 +86,8 @@ BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMes
   spec.anterior_rv_insertion = anterior_direction(params, m, spec);
   spec.lv_labels = params.lv_labels;
   m_segment = analysis::aha_segments(m.mesh, m.label, spec);
+  m_axis_direction = l;
+  m_slices = twist_slices(m.mesh, m_segment, spec);
   m_rest_dirs = analysis::rest_directions(m.mesh, spec.axis);
   m_ref_dirs = m_rest_dirs;
   m_ref = m.mesh.rest;
@@ -86,9 +120,15 @@ std::vector<io::Field> BeatAnalysis::frame_fields(const Eigen::Matrix3Xd& x) con
 
 void BeatAnalysis::sample(double t_ms, const Eigen::Matrix3Xd& x) {
   const analysis::ElementStrains s = strains_now(x);
-  const Eigen::VectorXd* fields[kStrains] = {&s.E_cc, &s.E_ll, &s.E_rr, &s.E_ff};
+  const Eigen::VectorXd e_cc = analysis::engineering_strain(s.E_cc), e_ll = analysis::engineering_strain(s.E_ll);
+  const Eigen::VectorXd e_rr = analysis::engineering_strain(s.E_rr), e_ff = analysis::engineering_strain(s.E_ff);
+  const Eigen::VectorXd* fields[kStrains] = {&s.E_cc, &s.E_ll, &s.E_rr, &s.E_ff, &e_cc, &e_ll, &e_rr, &e_ff};
   Sample smp{};
   smp.t = t_ms;
+  for (int k = 0; k < 2; ++k)
+    smp.rotation_deg[k] = m_slices[std::size_t(k)].empty()
+                              ? std::numeric_limits<double>::quiet_NaN()
+                              : analysis::slice_rotation_deg(m_ref, x, m_slices[std::size_t(k)], m_axis_direction);
   for (int k = 0; k < kStrains; ++k) {
     const auto means = analysis::segment_means(*fields[k], m_weight, m_segment);
     for (int r = 1; r < kRegions; ++r) smp.mean[r][k] = means[std::size_t(r)];
@@ -124,7 +164,7 @@ void BeatAnalysis::end_diastole(double, const Eigen::Matrix3Xd& x) {
 }
 
 io::CsvTable BeatAnalysis::regional_table() const {
-  io::CsvTable t{{"time_ms", "segment", "E_cc", "E_ll", "E_rr", "E_ff"}, {}};
+  io::CsvTable t{strain_columns("time_ms", "segment"), {}};
   for (const Sample& s : m_samples)
     for (int r = 0; r < kRegions; ++r) {
       std::vector<std::string> row{io::CsvTable::number(s.t), std::to_string(r)};
@@ -135,7 +175,7 @@ io::CsvTable BeatAnalysis::regional_table() const {
 }
 
 io::CsvTable BeatAnalysis::label_table() const {
-  io::CsvTable t{{"time_ms", "label", "E_cc", "E_ll", "E_rr", "E_ff"}, {}};
+  io::CsvTable t{strain_columns("time_ms", "label"), {}};
   for (const Sample& s : m_samples)
     for (std::size_t l = 0; l < m_labels.size(); ++l) {
       std::vector<std::string> row{io::CsvTable::number(s.t), std::to_string(m_labels[l])};
@@ -175,6 +215,31 @@ nlohmann::json BeatAnalysis::peaks(double t_begin_ms, double t_end_ms) const {
           {"segments", regions}};
 }
 
+nlohmann::json BeatAnalysis::twist(double t_begin_ms, double t_end_ms) const {
+  const auto centroid_height = [&](const std::vector<std::int32_t>& nodes) {
+    double h = 0;
+    for (const std::int32_t n : nodes) h += m_ref.col(n).dot(m_axis_direction);
+    return h / double(nodes.size());
+  };
+  nlohmann::json j = {{"basal_slice_nodes", m_slices[0].size()}, {"apical_slice_nodes", m_slices[1].size()}};
+  if (m_slices[0].empty() || m_slices[1].empty()) return j;
+  // Distance between the slices in the reference configuration (end-diastole), as torsion is defined.
+  const double distance_mm = centroid_height(m_slices[0]) - centroid_height(m_slices[1]);
+  const Sample* peak = nullptr;  // the sample of the largest |twist| in the window (first on ties)
+  for (const Sample& s : m_samples) {
+    if (s.t < t_begin_ms || s.t >= t_end_ms) continue;
+    if (!peak || std::abs(s.twist_deg()) > std::abs(peak->twist_deg())) peak = &s;
+  }
+  j["slice_distance_mm"] = distance_mm;
+  if (!peak) return j;
+  j["peak_twist_deg"] = peak->twist_deg();
+  j["time_to_peak_twist_ms"] = peak->t - t_begin_ms;
+  j["basal_rotation_at_peak_deg"] = peak->rotation_deg[0];
+  j["apical_rotation_at_peak_deg"] = peak->rotation_deg[1];
+  j["torsion_deg_per_cm"] = peak->twist_deg() / (distance_mm / 10.0);
+  return j;
+}
+
 void BeatAnalysis::save(BinaryWriter& out) const {
   out.i64(m_ref_is_rest);
   out.f64s(m_ref.data(), std::size_t(m_ref.size()));
@@ -182,6 +247,7 @@ void BeatAnalysis::save(BinaryWriter& out) const {
   for (const Sample& s : m_samples) {
     out.f64(s.t);
     out.raw(s.mean, sizeof s.mean);
+    out.raw(s.rotation_deg, sizeof s.rotation_deg);
     out.f64s(s.label_mean.data(), s.label_mean.size());
   }
 }
@@ -196,6 +262,7 @@ void BeatAnalysis::restore(BinaryReader& in) {
   for (Sample& s : m_samples) {
     s.t = in.f64();
     in.raw(s.mean, sizeof s.mean);
+    in.raw(s.rotation_deg, sizeof s.rotation_deg);
     s.label_mean.resize(m_labels.size() * kStrains);
     in.f64s(s.label_mean.data(), s.label_mean.size());
   }

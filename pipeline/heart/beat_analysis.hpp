@@ -5,6 +5,7 @@
 /// sampled at a fixed interval (regional_strain.csv), and the peak regional strains of the last
 /// complete beat for summary.json. The formulas live in modules/analysis; this class only decides
 /// when and relative to what they are evaluated.
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "cardio/analysis/strain.hpp"
@@ -27,19 +28,24 @@ class BeatAnalysis {
   void sample(double t_ms, const Eigen::Matrix3Xd& x);
   /// End-diastole of the LV at x: the strain reference of the next samples (reference: end_diastole).
   void end_diastole(double t_ms, const Eigen::Matrix3Xd& x);
-  /// regional_strain.csv: time_ms, segment (0 = the whole LV, 1..17 AHA), E_cc, E_ll, E_rr, E_ff.
+  /// regional_strain.csv: time_ms, segment (0 = the whole LV, 1..17 AHA), E_cc, E_ll, E_rr, E_ff
+  /// (Green-Lagrange), e_cc, e_ll, e_rr, e_ff (engineering).
   io::CsvTable regional_table() const;
-  /// label_strain.csv: time_ms, label (each myocardium label of the mesh), E_cc, E_ll, E_rr, E_ff.
+  /// label_strain.csv: time_ms, label (each myocardium label of the mesh), then the columns above.
   io::CsvTable label_table() const;
   /// Peak strains per segment within [t_begin, t_end) (the last complete beat), time to peak from t_begin.
   nlohmann::json peaks(double t_begin_ms, double t_end_ms) const;
+  /// LV twist (apical minus basal slice rotation about the long axis, relative to the strain
+  /// reference) at its largest magnitude within [t_begin, t_end), and torsion = twist / the
+  /// distance between the slices at the reference [deg/cm]: summary.json analysis.twist.
+  nlohmann::json twist(double t_begin_ms, double t_end_ms) const;
 
   /// Checkpoint state (reference configuration and samples).
   void save(BinaryWriter& out) const;
   void restore(BinaryReader& in);
 
   static constexpr int kRegions = 18;  ///< 0 = whole LV, 1..17 AHA
-  static constexpr int kStrains = 4;   ///< E_cc, E_ll, E_rr, E_ff
+  static constexpr int kStrains = 8;   ///< E_cc, E_ll, E_rr, E_ff, then e_cc, e_ll, e_rr, e_ff
 
  private:
   analysis::ElementStrains strains_now(const Eigen::Matrix3Xd& x) const;
@@ -50,12 +56,16 @@ class BeatAnalysis {
   Eigen::Matrix3Xd m_ref;  ///< reference positions (rest until the first end-diastole)
   bool m_ref_is_rest = true;
   std::vector<std::uint8_t> m_segment;
-  Eigen::VectorXd m_weight;                 ///< rest element volumes (material averages)
-  std::vector<std::int32_t> m_labels;       ///< distinct element labels (label regions)
-  std::vector<std::uint8_t> m_label_index;  ///< per element: index into m_labels
+  Eigen::Vector3d m_axis_direction;                   ///< unit, apex -> base
+  std::array<std::vector<std::int32_t>, 2> m_slices;  ///< twist slices: basal, apical (nodes)
+  Eigen::VectorXd m_weight;                           ///< rest element volumes (material averages)
+  std::vector<std::int32_t> m_labels;                 ///< distinct element labels (label regions)
+  std::vector<std::uint8_t> m_label_index;            ///< per element: index into m_labels
   struct Sample {
     double t;
     double mean[kRegions][kStrains];
+    double rotation_deg[2];  ///< basal and apical slice rotation (NaN for an empty slice)
+    double twist_deg() const { return rotation_deg[1] - rotation_deg[0]; }
     std::vector<double> label_mean;  ///< [label][strain], m_labels.size() x kStrains
   };
   std::vector<Sample> m_samples;

@@ -1,5 +1,6 @@
 #include "heart/beat_observers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -7,6 +8,7 @@
 
 #include "cardio/analysis/strain.hpp"
 #include "cardio/analysis/wall.hpp"
+#include "cardio/core/error.hpp"
 #include "cardio/io/vtu.hpp"
 #include "cardio/mechanics/mesh.hpp"
 
@@ -40,7 +42,8 @@ std::int64_t initial_phase(const BeatLoop& loop) {
 TimeSeriesRecorder::TimeSeriesRecorder(const HeartSimulation& sim, const meshing::VoxelMesh& mesh)
     : m_table{{"time_ms"}, {}}, m_tissue0(mesh.volume.sum()) {
   for (const auto& c : sim.circulation)
-    for (const char* col : {"_volume_mL", "_pressure_mmHg", "_phase"}) m_table.columns.push_back(c.name + col);
+    for (const char* col : {"_volume_mL", "_pressure_mmHg", "_phase", "_arterial_pressure_mmHg"})
+      m_table.columns.push_back(c.name + col);
   m_table.columns.push_back("tissue_volume_mL");
   if (sim.closed_loop)
     for (const char* col : {"left_atrium_pressure_mmHg", "right_atrium_pressure_mmHg",
@@ -64,10 +67,13 @@ void TimeSeriesRecorder::add_closed_loop(const BeatLoop& loop, std::vector<std::
 void TimeSeriesRecorder::before_step(const BeatLoop& loop) {
   if (loop.time() < m_next_row - 1e-9) return;
   std::vector<std::string> row{io::CsvTable::number(loop.time())};
-  for (const auto& cy : loop.cavities().cycles()) {
-    row.push_back(io::CsvTable::number(cy.volume_mL()));
-    row.push_back(io::CsvTable::number(cy.pressure_mmHg()));
-    row.emplace_back(circulation::phase_name(cy.phase()));
+  const auto& cycles = loop.cavities().cycles();
+  for (std::size_t c = 0; c < cycles.size(); ++c) {
+    row.push_back(io::CsvTable::number(cycles[c].volume_mL()));
+    row.push_back(io::CsvTable::number(cycles[c].pressure_mmHg()));
+    row.emplace_back(circulation::phase_name(cycles[c].phase()));
+    // The pressure downstream of the outflow valve: the Windkessel's P, or the loop's artery.
+    row.push_back(io::CsvTable::number(loop.cavities().arterial_pressure_mmHg(c)));
   }
   const double tissue = mechanics::element_volumes(loop.mesh().mesh, loop.state().x).sum();
   m_max_tissue_change = std::max(m_max_tissue_change, std::abs(tissue - m_tissue0) / m_tissue0);
@@ -78,6 +84,16 @@ void TimeSeriesRecorder::before_step(const BeatLoop& loop) {
 }
 
 void TimeSeriesRecorder::write(const fs::path& outdir) const { io::write_csv(outdir / "timeseries.csv", m_table); }
+
+Eigen::VectorXd TimeSeriesRecorder::column(const std::string& name) const {
+  const auto it = std::find(m_table.columns.begin(), m_table.columns.end(), name);
+  CARDIO_CHECK(it != m_table.columns.end(), "timeseries.csv has no column " << name);
+  const std::size_t c = std::size_t(it - m_table.columns.begin());
+  Eigen::VectorXd v(Eigen::Index(m_table.rows.size()));
+  // The cells are shortest round-trip representations (CsvTable::number): parsing gives the values back.
+  for (std::size_t r = 0; r < m_table.rows.size(); ++r) v[Eigen::Index(r)] = std::stod(m_table.rows[r][c]);
+  return v;
+}
 
 void TimeSeriesRecorder::save(BinaryWriter& w) const {
   for (double v : {m_next_row, m_max_tissue_change, m_blood0, m_max_blood_change}) w.f64(v);
@@ -93,6 +109,9 @@ void TimeSeriesRecorder::restore(BinaryReader& r) {
   m_table.rows.resize(r.u64());
   for (auto& row : m_table.rows) {
     row.resize(r.u64());
+    CARDIO_CHECK(row.size() == m_table.columns.size(),
+                 "checkpoint: a timeseries row of " << row.size() << " cells, expected " << m_table.columns.size()
+                                                    << " (written by another version?)");
     for (auto& cell : row) cell = r.str();
   }
 }

@@ -29,8 +29,8 @@ class BeatObserver {
   virtual void restore(BinaryReader&) {}
 };
 
-/// timeseries.csv: per cavity volume, pressure and phase, and the tissue volume, every row_interval;
-/// the largest tissue volume change relative to the rest mesh.
+/// timeseries.csv: per cavity volume, pressure, phase and arterial pressure (the afterload's), and
+/// the tissue volume, every row_interval; the largest tissue volume change relative to the rest mesh.
 class TimeSeriesRecorder final : public BeatObserver {
  public:
   static constexpr double kRowInterval = 1;  ///< [ms] between rows
@@ -38,6 +38,8 @@ class TimeSeriesRecorder final : public BeatObserver {
   TimeSeriesRecorder(const HeartSimulation& sim, const meshing::VoxelMesh& mesh);
   void before_step(const BeatLoop& loop) override;
   void write(const std::filesystem::path& outdir) const;
+  /// The values of a numeric column so far (e.g. "lv_pressure_mmHg"); throws cardio::Error if absent.
+  Eigen::VectorXd column(const std::string& name) const;
   /// max |V_tissue(t) - V_tissue(rest)| / V_tissue(rest) over the rows so far.
   double max_tissue_change() const { return m_max_tissue_change; }
   /// Closed loop: the blood volume of the first row [mL] and max |V_blood(t) - that| / that.

@@ -8,6 +8,7 @@
 #include "cardio/io/series.hpp"
 #include "cardio/mechanics/mesh.hpp"
 #include "heart/beat_observers.hpp"
+#include "heart/clinical_summary.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -16,7 +17,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr char kCheckpointMagic[] = "CARDBEAT";
-// 3: the loop, then each observer; 4: + the stable-step mode; 5: + the closed loop and the blood volume
+// 3: the loop, then each observer; 4: + the stable-step mode; 5: + the closed loop, the blood volume,
+// the tension calibration, engineering strains, twist and the arterial pressure
 constexpr std::uint32_t kCheckpointVersion = 5;
 
 /// What to change when cavity c's beat overruns its period, with the config keys that set it.
@@ -149,6 +151,7 @@ json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSe
   }
   json strain = strains.analysis().peaks(window_begin, window_end);
   strain["lv_cavity"] = sim.analysis.lv_cavity;
+  const json analysis = {{"peak_strain", strain}, {"twist", strains.analysis().twist(window_begin, window_end)}};
   json summary = {{"mode", "beat"},
                   {"complete", incomplete.empty()},
                   {"element_count", loop.mesh().mesh.n_elements()},
@@ -160,11 +163,12 @@ json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSe
                   {"cavities", cavities},
                   {"circulation", circulation_summary(loop, series)},
                   {"heart", heart},
-                  {"analysis", {{"peak_strain", strain}}},
+                  {"analysis", analysis},
                   {"frames", frames}};
   if (!incomplete.empty()) summary["incomplete_reason"] = incomplete;
   if (const TensionCalibration* c = loop.tension_calibration())
     summary["tension_calibration"] = calibration_summary(*c);
+  add_clinical_measures(summary, loop.cavities(), loop.lv(), sim.period, series);
   return summary;
 }
 

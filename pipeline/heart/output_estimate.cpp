@@ -38,7 +38,7 @@ OutputEstimate estimate_output_size(const HeartConfig& cfg, bool simulate, const
   const double cavities = double(sim.circulation.size());
   const double samples = std::ceil(t_end / sim.analysis.interval);
   const double values =
-      std::ceil(t_end) * (2 + 3 * cavities) +
+      std::ceil(t_end) * (2 + 4 * cavities) +
       samples * (BeatAnalysis::kRegions + double(m.labels_used.size())) * (2 + BeatAnalysis::kStrains);
   e.other_bytes += values * kCsvBytesPerValue;
   e.other_bytes += e.frames * 96;  // series.pvd: a line per frame

@@ -9,6 +9,7 @@ Writes RUN_DIR/figures/<name>.png (600 dpi) and <name>.pdf (vector), each atomic
   pv_time_<cavity>            pressure and volume against time, cardiac phases shaded
   strain_regional             AHA segment E_cc and E_ll over the last beat (regional_strain.csv)
   bullseye_peak_strain        AHA 17-segment bull's-eyes of peak E_cc, E_ll, E_ff (last beat)
+  clinical_ranges             each quantity of summary.json clinical_comparison against its normal band
   j_histogram_end_systole     histogram of J = det F of all elements at end-systole
   view3d_end_systole_E_ff     3-D view of the deformed mesh at end-systole coloured by E_ff
 
@@ -33,10 +34,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import style  # noqa: E402  (selects the Agg backend before pyplot)
+import clinical_figure  # noqa: E402
+from bullseye import LENGTHENING_THRESHOLD, bullseye, lengthening_segments  # noqa: E402
 
 import numpy as np  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Wedge, Circle, Patch  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.colors import Normalize  # noqa: E402
 from matplotlib.cm import ScalarMappable  # noqa: E402
@@ -314,15 +317,20 @@ class RegionalStrain:
 
     def peaks(self, name, window):
         """Most negative value per segment 1..17 within the window (nan where absent)."""
-        out = {}
+        return self.extremes(name, window)[0]
+
+    def extremes(self, name, window):
+        """(most negative, most positive) value per segment 1..17 within the window (nan where absent)."""
+        lo, hi = {}, {}
         for s in range(1, 18):
             t, y = self.curve(name, s)
             if window is not None:
                 m = (t >= window[0] - 1e-9) & (t <= window[1] + 1e-9)
                 t, y = t[m], y[m]
             y = y[np.isfinite(y)]
-            out[s] = float(y.min()) if y.size else float("nan")
-        return out
+            lo[s] = float(y.min()) if y.size else float("nan")
+            hi[s] = float(y.max()) if y.size else float("nan")
+        return lo, hi
 
 
 def load_regional(run: Run) -> RegionalStrain:
@@ -371,61 +379,26 @@ def fig_strain_regional(run: Run, out: Path) -> list[Path]:
     return style.save(fig, out, "strain_regional")
 
 
-def bullseye(ax, values: dict[int, float], cmap, norm, fmt="{:.0f}", scale=100.0):
-    """AHA 17-segment bull's-eye (Cerqueira et al. 2002): rings basal (1-6, outer), mid (7-12),
-    apical (13-16), apex (17, centre); segment 1 (anterior) at the top, numbering counter-clockwise
-    (2 anteroseptal upper left ... 6 anterolateral upper right), as seen from the apex."""
-    radii = [1.0, 0.75, 0.5, 0.25]
-    segs = []
-    for k in range(6):  # basal / mid: 60 deg sectors, segment 1 centred at 90 deg
-        a0 = 60 + 60 * k
-        segs.append((1 + k, radii[0], radii[1], a0, a0 + 60))
-        segs.append((7 + k, radii[1], radii[2], a0, a0 + 60))
-    for k in range(4):  # apical: 90 deg sectors, 13 anterior centred at 90 deg
-        a0 = 45 + 90 * k
-        segs.append((13 + k, radii[2], radii[3], a0, a0 + 90))
-    for s, r_out, r_in, a0, a1 in segs:
-        v = values.get(s, float("nan"))
-        face = cmap(norm(scale * v)) if math.isfinite(v) else "#FFFFFF"
-        ax.add_patch(Wedge((0, 0), r_out, a0, a1, width=r_out - r_in, facecolor=face, edgecolor="k", lw=0.5,
-                           hatch=None if math.isfinite(v) else "////"))
-        am = math.radians(0.5 * (a0 + a1))
-        rm = 0.5 * (r_out + r_in)
-        _label(ax, rm * math.cos(am), rm * math.sin(am), v, cmap, norm, fmt, scale)
-    v = values.get(17, float("nan"))
-    face = cmap(norm(scale * v)) if math.isfinite(v) else "#FFFFFF"
-    ax.add_patch(Circle((0, 0), radii[3], facecolor=face, edgecolor="k", lw=0.5,
-                        hatch=None if math.isfinite(v) else "////"))
-    _label(ax, 0, 0, v, cmap, norm, fmt, scale)
-    ax.set_xlim(-1.05, 1.05)
-    ax.set_ylim(-1.05, 1.05)
-    ax.set_aspect("equal")
-    ax.axis("off")
-
-
-def _label(ax, x, y, v, cmap, norm, fmt, scale):
-    if not math.isfinite(v):
-        return
-    r, g, b, _ = cmap(norm(scale * v))
-    lum = 0.299 * r + 0.587 * g + 0.114 * b
-    ax.text(x, y, fmt.format(scale * v), ha="center", va="center", fontsize=6,
-            color="k" if lum > 0.5 else "w")
-
-
-def peak_strains(run: Run) -> tuple[dict[str, dict[int, float]], str]:
-    """Peak (most negative over the last beat) E_cc, E_ll, E_ff per AHA segment.
+def peak_strains(run: Run) -> tuple[dict[str, dict[int, float]], dict[str, dict[int, float]], str]:
+    """Peak shortening (most negative over the last beat) of E_cc, E_ll, E_ff per AHA segment, and
+    per strain the segments that lengthen instead ({segment: peak lengthening}).
 
     From regional_strain.csv; else from summary.json analysis.peak_strain when it has per-segment
-    values."""
+    values (which hold only the peak shortening: no lengthening marks then)."""
     win = run.last_beat_window()
     try:
         rs = load_regional(run)
-        return {n: rs.peaks(n, win) for n in ("E_cc", "E_ll", "E_ff") if n in rs.values}, "regional_strain.csv"
+        peaks, lengthening = {}, {}
+        for n in ("E_cc", "E_ll", "E_ff"):
+            if n in rs.values:
+                lo, hi = rs.extremes(n, win)
+                peaks[n], lengthening[n] = lo, lengthening_segments(lo, hi)
+        return peaks, lengthening, "regional_strain.csv"
     except Skip as e:
         reason = str(e)
     peaks = peaks_from_summary(run.summary)
     if peaks:
-        return peaks, "summary.json analysis.peak_strain"
+        return peaks, {}, "summary.json analysis.peak_strain"
     raise Skip(reason + "; summary.json has no per-segment analysis.peak_strain")
 
 
@@ -471,28 +444,46 @@ def peaks_from_summary(summary: dict) -> dict[str, dict[int, float]]:
 
 
 def fig_bullseye(run: Run, out: Path) -> list[Path]:
-    peaks, source = peak_strains(run)
+    peaks, lengthening, source = peak_strains(run)
     names = [n for n in ("E_cc", "E_ll", "E_ff") if n in peaks]
     if not names:
         raise Skip("no peak E_cc, E_ll or E_ff per segment")
     cmap = style.cmap(style.PEAK_STRAIN_CMAP)
-    fig, axes = style.figure(width=style.DOUBLE_WIDTH * len(names) / 3, height=2.75, ncols=len(names))
+    fig, axes = style.figure(width=style.DOUBLE_WIDTH * len(names) / 3, height=2.95, ncols=len(names))
     axes = np.atleast_1d(axes)
+    marked = False
     for ax, n in zip(axes, names):
-        vals = np.array([v for v in peaks[n].values() if math.isfinite(v)]) * 100
+        longer = lengthening.get(n, {})
+        vals = np.array([v for s, v in peaks[n].items() if math.isfinite(v) and s not in longer]) * 100
         lo = float(vals.min()) if vals.size else -1.0
         hi = float(vals.max()) if vals.size else 0.0
         if hi - lo < 1e-9:
             lo, hi = lo - 0.5, hi + 0.5
         norm = Normalize(vmin=lo, vmax=hi)
-        bullseye(ax, peaks[n], cmap, norm)
-        ax.set_title(f"Peak {STRAIN_NAMES[n]} {STRAIN_SYMBOLS[n]}")
+        bullseye(ax, peaks[n], cmap, norm, lengthening=longer)
+        marked = marked or bool(longer)
+        ax.set_title(f"Peak {STRAIN_NAMES[n]} shortening {STRAIN_SYMBOLS[n]}")
         cb = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, orientation="horizontal",
                           fraction=0.06, pad=0.02, aspect=25)
         cb.set_label(f"{STRAIN_SYMBOLS[n]} (%)")
         cb.outline.set_linewidth(0.5)
+        if longer:
+            log(f"  {n}: segments {sorted(longer)} lengthen without shortening (peak lengthening "
+                + ", ".join(f"{s}: +{100 * v:.0f} %" for s, v in sorted(longer.items())) + ")")
+    if marked:  # room for the note under the colour bars
+        fig.get_layout_engine().set(rect=(0, 0.07, 1, 0.93))
+        fig.text(0.5, 0.01, f"Dotted: the segment lengthens (above +{100 * LENGTHENING_THRESHOLD:.0f} %) and never "
+                 f"shortens below -{100 * LENGTHENING_THRESHOLD:.0f} %; its peak lengthening is shown (+).",
+                 ha="center", va="bottom", fontsize=style.TICK_SIZE)
     log(f"  bull's-eye values from {source}")
     return style.save(fig, out, "bullseye_peak_strain")
+
+
+def fig_clinical(run: Run, out: Path) -> list[Path]:
+    try:
+        return clinical_figure.fig_clinical_ranges(run.summary, out)
+    except clinical_figure.Skip as e:
+        raise Skip(str(e))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -709,6 +700,7 @@ def main(argv: list[str]) -> int:
         attempt(f"pv_time_{cav}", fig_pv_time, run, cav, out)
     attempt("strain_regional", fig_strain_regional, run, out)
     attempt("bullseye_peak_strain", fig_bullseye, run, out)
+    attempt("clinical_ranges", fig_clinical, run, out)
     try:
         es = run.end_systolic_frame()
     except Skip as e:
