@@ -104,10 +104,16 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   if (m_calibration) calibrate_tension();
   if (m_t >= m_next_dt_check && !m_sim.time_step.dt) {
     // Re-estimate the stable step: it shrinks as the law stiffens in systole and grows back after
-    // it (the whole diastole at the systolic step cost 12 % more steps on the default case).
-    m_dt = m_sim.time_step.choose(stable_dt());
+    // it (the whole diastole at the systolic step cost 12 % more steps on the default case). While
+    // the tension rises or the step shrinks, look again sooner: a fast activation front stiffens
+    // the wall within 50 ms by more than the safety factor allows. The step grows by at most
+    // kMaxDtGrowth per estimate: a few warm power iterations can miss a mode that takes over.
+    const double dt = std::min(m_sim.time_step.choose(stable_dt()), kMaxDtGrowth * m_dt);
+    const double ta_max = m_Ta.size() > 0 ? m_Ta.maxCoeff() : 0.0;
+    m_next_dt_check += dt < m_dt || ta_max > m_ta_max_at_check ? kDtCheckIntervalStiffening : kDtCheckInterval;
+    m_ta_max_at_check = ta_max;
+    m_dt = dt;
     m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
-    m_next_dt_check += kDtCheckInterval;
   }
   return std::nullopt;
 }
@@ -141,7 +147,7 @@ void BeatLoop::check_cavity_volumes(const std::vector<double>& volumes_mL) {
 
 void BeatLoop::save(BinaryWriter& w) const {
   w.u64(std::uint64_t(m_state.x.cols()));
-  for (double v : {m_t, m_dt, m_next_dt_check}) w.f64(v);
+  for (double v : {m_t, m_dt, m_next_dt_check, m_ta_max_at_check}) w.f64(v);
   w.i64(m_steps);
   for (const Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f, &m_mode})
     w.f64s(a->data(), std::size_t(a->size()));
@@ -153,7 +159,7 @@ void BeatLoop::restore(BinaryReader& r) {
   const std::uint64_t nodes = r.u64();
   if (nodes != std::uint64_t(m_state.x.cols()))
     CARDIO_FAIL("the checkpoint has " << nodes << " nodes, the mesh " << m_state.x.cols());
-  for (double* v : {&m_t, &m_dt, &m_next_dt_check}) *v = r.f64();
+  for (double* v : {&m_t, &m_dt, &m_next_dt_check, &m_ta_max_at_check}) *v = r.f64();
   m_steps = r.i64();
   m_mode.resize(3, m_state.x.cols());
   for (Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f, &m_mode}) r.f64s(a->data(), std::size_t(a->size()));

@@ -35,6 +35,10 @@ class BeatLoop {
   /// Simulated time of the stable-step re-estimation [ms] (the exponential law stiffens as the wall
   /// contracts; the estimate at rest is not enough).
   static constexpr double kDtCheckInterval = 50;
+  /// ... and while the wall stiffens (the step shrank or the tension rose since the last estimate) [ms].
+  static constexpr double kDtCheckIntervalStiffening = 10;
+  /// Largest growth of the step from one estimate to the next.
+  static constexpr double kMaxDtGrowth = 1.1;
   /// Power iterations of the first stable-step estimate (random start) and of the re-estimates
   /// (warm-started from the last vector, so a few follow the slowly stiffening law).
   static constexpr int kColdIterations = 60, kWarmIterations = 20;
@@ -94,6 +98,7 @@ class BeatLoop {
   Eigen::Matrix3Xd m_mode;  ///< the last stable-step estimate's vector: the next one starts there
   std::size_t m_lv = 0;
   double m_t = 0, m_t_end = 0, m_dt = 0, m_next_dt_check = kDtCheckInterval, m_velocity_decay = 1;
+  double m_ta_max_at_check = 0;  ///< largest Ta at the last stable-step estimate [kPa]
   std::int64_t m_steps = 0;
 };
 
