@@ -187,7 +187,10 @@ FoundationSpec parse_foundation(const Node& n, const std::string& default_tag) {
     f.surface.where = n.where();
   }
   f.stiffness = n.quantity("stiffness", Dimension::foundation, std::nullopt, Range::closed(0, 1e4));
-  f.normal_only = n.choice("direction", {"normal", "all"}, default_tag.empty() ? "all" : "normal") == "normal";
+  using Direction = mechanics::ElasticFoundation::Direction;
+  f.direction = n.choice_of<Direction>(
+      "direction", {{"normal", Direction::normal}, {"all", Direction::all}, {"tangential", Direction::tangential}},
+      default_tag.empty() ? Direction::all : Direction::normal);
   return f;
 }
 

@@ -38,7 +38,7 @@ struct MyocardiumParams {
 struct FoundationSpec {
   SurfaceSelector surface;
   double stiffness = 0;  ///< [kPa/mm]
-  bool normal_only = true;
+  mechanics::ElasticFoundation::Direction direction = mechanics::ElasticFoundation::Direction::normal;
 };
 
 struct PressureSpec {

@@ -88,10 +88,10 @@ mechanics::BoundaryConditions heart_boundary(const HeartSimulation& sim, const m
     bc.constraints.push_back(fixed_nodes(nodes_of(select_quads(s, m)), static_cast<std::uint8_t>(1u << axis)));
   }
   for (const FoundationSpec& f : sim.elastic)
-    bc.foundations.push_back({select_quads(f.surface, m), f.stiffness, f.normal_only});
+    bc.foundations.push_back({select_quads(f.surface, m), f.stiffness, f.direction});
   if (sim.pericardium)
     bc.foundations.push_back(
-        {select_quads(sim.pericardium->surface, m), sim.pericardium->stiffness, sim.pericardium->normal_only});
+        {select_quads(sim.pericardium->surface, m), sim.pericardium->stiffness, sim.pericardium->direction});
   return bc;
 }
 

@@ -72,9 +72,11 @@ double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3X
     xp = x + eps * u;
     fp.setZero(3, n);
     sys.internal().add_forces(xp, none, in, fp);
+    sys.add_foundation_forces(xp, fp);  // elastic supports stiffen their nodes too
     xp = x - eps * u;
     fm.setZero(3, n);
     sys.internal().add_forces(xp, none, in, fm);
+    sys.add_foundation_forces(xp, fm);
     // y = M^-1 K u with K u = -(f(x + eps u) - f(x - eps u)) / (2 eps), restricted to free DOFs.
     parallel_for(
         n, [&](std::int64_t i) { y.col(i) = (-(fp.col(i) - fm.col(i)) / (2 * eps) / m[i]).cwiseProduct(free.col(i)); });

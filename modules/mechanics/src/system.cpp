@@ -81,10 +81,8 @@ void MassSpringSystem::add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::M
     for (const Quad& q : fd.faces) {
       const auto [N, kA] = foundation_share(fd, q);
       if (kA == 0) continue;
-      for (std::int32_t n : q) {
-        const Eigen::Vector3d u = x.col(n) - m_rest.col(n);
-        f.col(n) -= fd.normal_only ? Eigen::Vector3d(kA * N.dot(u) * N) : Eigen::Vector3d(kA * u);
-      }
+      const Eigen::Matrix3d kP = kA * fd.projection(N);
+      for (std::int32_t n : q) f.col(n) -= kP * (x.col(n) - m_rest.col(n));
     }
   }
 }
@@ -154,8 +152,7 @@ void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double 
     for (const Quad& q : fd.faces) {
       const auto [N, kA] = foundation_share(fd, q);
       if (kA == 0) continue;
-      const Eigen::Matrix3d k =
-          fd.normal_only ? Eigen::Matrix3d(kA * N * N.transpose()) : Eigen::Matrix3d(kA * Eigen::Matrix3d::Identity());
+      const Eigen::Matrix3d k = kA * fd.projection(N);
       for (std::int32_t n : q) add(n, n, k);
     }
   }

@@ -46,7 +46,7 @@ LoadedBlock loaded_block() {
   }
   bc.constraints.push_back(fixed);
   bc.loads.pressures.push_back({loaded, 4.0});
-  bc.foundations.push_back({supported, 0.5, true});
+  bc.foundations.push_back({supported, 0.5, ElasticFoundation::Direction::normal});
   b.sys = std::make_unique<MassSpringSystem>(b.mesh, std::move(forces), lumped_masses(b.mesh, {1.06}), std::move(bc));
   return b;
 }

@@ -83,7 +83,7 @@ TEST(SystemTest, BoundaryConditionsAreCheckedAndMaskedAtConstruction) {
   bad.loads.pressures.push_back({{Quad{0, 1, 2, outside}}, 1.0});
   EXPECT_THROW(b.set_boundary(bad), Error);
   bad = {};
-  bad.foundations.push_back({{Quad{0, 1, 2, -1}}, 1.0, true});
+  bad.foundations.push_back({{Quad{0, 1, 2, -1}}, 1.0, ElasticFoundation::Direction::normal});
   EXPECT_THROW(b.set_boundary(bad), Error);
 }
 
@@ -204,18 +204,23 @@ TEST(SystemTest, ElasticFoundationForceAndSettlement) {
   ASSERT_EQ(bottom.size(), 4u);
   const double k = 2.0, area = 4.0;
   BoundaryConditions bc;
-  bc.foundations.push_back({bottom, k, true});
+  bc.foundations.push_back({bottom, k, ElasticFoundation::Direction::normal});
   const Eigen::Vector3d u(0.1, -0.2, 0.3);
   const Eigen::Matrix3Xd x = b.mesh.rest.colwise() + u;
   Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, b.mesh.n_nodes());
   b.set_boundary(bc).add_foundation_forces(x, f);
   EXPECT_LT((f.rowwise().sum() - Eigen::Vector3d(0, 0, -k * area * u.z())).norm(), 1e-14);
-  bc.foundations[0].normal_only = false;
+  bc.foundations[0].direction = ElasticFoundation::Direction::all;
   f.setZero();
   b.set_boundary(bc).add_foundation_forces(x, f);
   EXPECT_LT((f.rowwise().sum() + k * area * u).norm(), 1e-14);
+  // Tangential: the in-plane part only (the bottom's normal is z).
+  bc.foundations[0].direction = ElasticFoundation::Direction::tangential;
+  f.setZero();
+  b.set_boundary(bc).add_foundation_forces(x, f);
+  EXPECT_LT((f.rowwise().sum() + k * area * Eigen::Vector3d(u.x(), u.y(), 0)).norm(), 1e-14);
 
-  bc.foundations[0].normal_only = true;
+  bc.foundations[0].direction = ElasticFoundation::Direction::normal;
   const double p = 0.5;
   bc.loads.pressures.push_back({top, p});
   DofConstraint sym_x, sym_y;

@@ -54,14 +54,25 @@ struct DofConstraint {
 };
 
 /// Elastic foundation on boundary quads (a Robin condition, e.g. the pericardium as in Pfaller et
-/// al. 2019, Biomech Model Mechanobiol 18:503): traction t = -k (N N^T) u (normal only) or -k u,
-/// u = x - X the displacement, N the rest unit normal, k [kPa/mm], lumped to the nodes by a quarter
-/// of each quad's rest area. Conservative (energy k/2 sum_i A_i (N_i.u_i)^2) and independent of
-/// the load factor: it is part of the body's support, not a load.
+/// al. 2019, Biomech Model Mechanobiol 18:503): traction t = -k P u with P = N N^T (normal), I (all)
+/// or I - N N^T (tangential), u = x - X the displacement, N the rest unit normal, k [kPa/mm], lumped
+/// to the nodes by a quarter of each quad's rest area. Conservative (energy k/2 sum_i A_i u_i.P u_i)
+/// and independent of the load factor: it is part of the body's support, not a load.
 struct ElasticFoundation {
+  enum class Direction {
+    normal,     ///< resists only the normal displacement (the tissue slides, e.g. in the pericardium)
+    all,        ///< resists every displacement
+    tangential  ///< resists only the in-plane displacement (a base that moves along its normal)
+  };
   std::vector<Quad> faces;
-  double stiffness = 0;     ///< k [kPa/mm] = [mN/mm^3]
-  bool normal_only = true;  ///< true: resists only the normal displacement (the tissue slides)
+  double stiffness = 0;  ///< k [kPa/mm] = [mN/mm^3]
+  Direction direction = Direction::normal;
+  /// P of the traction -k P u for the rest unit normal N.
+  Eigen::Matrix3d projection(const Eigen::Vector3d& N) const {
+    if (direction == Direction::all) return Eigen::Matrix3d::Identity();
+    const Eigen::Matrix3d nn = N * N.transpose();
+    return direction == Direction::normal ? nn : Eigen::Matrix3d(Eigen::Matrix3d::Identity() - nn);
+  }
 };
 
 /// What acts on the body besides its elements, given to the system at construction: loads,
