@@ -21,12 +21,14 @@ using Clock = std::chrono::steady_clock;
 /// An update that fails (an inverted element, an inflation that does not converge) is retried
 /// with half the relaxation, this many times.
 constexpr int kRelaxationHalvings = 5;
-/// Aitken's relaxation is kept in this range: a negative or huge factor means the two last
-/// residuals carry no curvature information.
-constexpr double kMinRelaxation = 0.05, kMaxRelaxation = 1.5;
+/// Aitken's relaxation is kept in this range: a negative factor means the two last residuals
+/// carry no curvature information, and over-relaxation (> 1) overshot on the biventricular
+/// surface (the RV free wall's mismatch grew).
+constexpr double kMinRelaxation = 0.05, kMaxRelaxation = 1.0;
 
 struct Mismatch {
   double rms_mm = 0, max_mm = 0;
+  std::int32_t worst_node = -1;  ///< where the largest is
 };
 
 Mismatch surface_mismatch(const Eigen::Matrix3Xd& r, const std::vector<std::int32_t>& surface) {
@@ -35,7 +37,10 @@ Mismatch surface_mismatch(const Eigen::Matrix3Xd& r, const std::vector<std::int3
   for (std::int32_t n : surface) {
     const double d = r.col(n).norm();
     sum += d * d;
-    m.max_mm = std::max(m.max_mm, d);
+    if (d > m.max_mm) {
+      m.max_mm = d;
+      m.worst_node = n;
+    }
   }
   m.rms_mm = std::sqrt(sum / double(std::max<std::size_t>(surface.size(), 1)));
   return m;
@@ -78,7 +83,7 @@ void log_iteration(std::ostream* log, const UnloadingIteration& it, double tol_m
   if (!log) return;
   std::ostringstream line;
   line << "unloading iteration " << it.iteration << ": surface mismatch RMS " << std::setprecision(3) << it.rms_mm
-       << " mm, max " << it.max_mm << " mm (tolerance " << tol_mm << " mm)";
+       << " mm, max " << it.max_mm << " mm at (" << it.max_at_mm.transpose() << ") mm (tolerance " << tol_mm << " mm)";
   if (it.iteration > 0) line << ", relaxation " << it.relaxation;
   line << ", " << it.newton_iterations << " Newton iterations, " << std::setprecision(2) << it.seconds << " s";
   *log << line.str() << std::endl;
@@ -90,6 +95,7 @@ json history_json(const std::vector<UnloadingIteration>& history) {
     h.push_back({{"iteration", it.iteration},
                  {"rms_mm", it.rms_mm},
                  {"max_mm", it.max_mm},
+                 {"max_at_mm", {it.max_at_mm[0], it.max_at_mm[1], it.max_at_mm[2]}},
                  {"relaxation", it.relaxation},
                  {"newton_iterations", it.newton_iterations},
                  {"seconds", it.seconds}});
@@ -125,8 +131,9 @@ json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& imag
 
 [[noreturn]] void fail_not_converged(const HeartSimulation& sim, const UnloadingIteration& last, double tol_mm) {
   CARDIO_FAIL(sim.unloading.where << ": unloading did not converge: after unloading.max_iterations = "
-                                  << sim.unloading.max_iterations << " iterations the surface mismatch is " << last.rms_mm
-                                  << " mm RMS (max " << last.max_mm << " mm), above the tolerance " << tol_mm
+                                  << sim.unloading.max_iterations << " iterations the surface mismatch is "
+                                  << last.rms_mm << " mm RMS (max " << last.max_mm << " mm at ("
+                                  << last.max_at_mm.transpose() << ") mm), above the tolerance " << tol_mm
                                   << " mm (unloading.tolerance_voxels = " << sim.unloading.tolerance_voxels
                                   << "); raise unloading.max_iterations, lower unloading.relaxation, or check that "
                                      "the end-diastolic pressures and material.C are plausible for this heart");
@@ -162,8 +169,14 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
   double w = u.relaxation, w_used = 0;  // the next update's relaxation; the one that gave X_k
   for (int k = 0;; ++k) {
     const Mismatch m = surface_mismatch(ev.r, surface);
-    const UnloadingIteration it{k, m.rms_mm, m.max_mm, w_used, ev.newton_iterations,
-                                std::chrono::duration<double>(Clock::now() - t_it).count()};
+    UnloadingIteration it{k,
+                          m.rms_mm,
+                          m.max_mm,
+                          {},
+                          w_used,
+                          ev.newton_iterations,
+                          std::chrono::duration<double>(Clock::now() - t_it).count()};
+    if (m.worst_node >= 0) it.max_at_mm = image.mesh.rest.col(m.worst_node);
     out.history.push_back(it);
     log_iteration(log, it, tol_mm);
     if (m.rms_mm <= tol_mm) break;

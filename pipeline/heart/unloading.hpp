@@ -22,16 +22,17 @@
 namespace cardio::pipeline {
 
 struct UnloadingIteration {
-  int iteration = 0;  ///< 0: the image geometry taken as its own reference
-  double rms_mm = 0;  ///< RMS over the surface nodes of |x(X_k) - x_image|
-  double max_mm = 0;  ///< largest of them
-  double relaxation = 0;  ///< w of the update that gave X_k (0 for X_0)
+  int iteration = 0;                                    ///< 0: the image geometry taken as its own reference
+  double rms_mm = 0;                                    ///< RMS over the surface nodes of |x(X_k) - x_image|
+  double max_mm = 0;                                    ///< largest of them
+  Eigen::Vector3d max_at_mm = Eigen::Vector3d::Zero();  ///< where: that node's image position
+  double relaxation = 0;                                ///< w of the update that gave X_k (0 for X_0)
   int newton_iterations = 0;
   double seconds = 0;
 };
 
 struct UnloadingResult {
-  meshing::VoxelMesh mesh;  ///< the image mesh with the unloaded rest positions
+  meshing::VoxelMesh mesh;      ///< the image mesh with the unloaded rest positions
   Eigen::Matrix3Xd reinflated;  ///< x(X) at the end-diastolic pressures [mm]
   std::vector<UnloadingIteration> history;
   nlohmann::json report;  ///< the content of unloading.json

@@ -17,6 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import style  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 COLUMNS = ("pressure_mmHg", "volume_klotz_mL", "volume_model_mL")
 
 
@@ -36,7 +38,14 @@ def main(run_dir: Path) -> int:
     if report.is_file():
         info = json.loads(report.read_text())
     fig, ax = style.figure()
-    ax.plot(vk, p, color=style.GREY, linestyle="--", label="Klotz et al. 2006 EDPVR")
+    klotz = info.get("klotz", {})
+    if "A_mmHg" in klotz and "B" in klotz and "unloaded_volume_mL" in info:
+        # The smooth curve P = A (V - V0)^B; the CSV has it at the model's pressures only.
+        ps = np.linspace(0.0, max(p), 200)
+        vk_smooth = info["unloaded_volume_mL"] + (ps / klotz["A_mmHg"]) ** (1.0 / klotz["B"])
+        ax.plot(vk_smooth, ps, color=style.GREY, linestyle="--", label="Klotz et al. 2006 EDPVR")
+    else:
+        ax.plot(vk, p, color=style.GREY, linestyle="--", label="Klotz et al. 2006 EDPVR")
     ax.plot(vm, p, color=style.PALETTE[0], marker="o", markersize=3, label="model (passive inflation)")
     if "end_diastolic_volume_mL" in info:
         ax.plot([info["end_diastolic_volume_mL"]], [info["end_diastolic_pressure_mmHg"]], "k*", markersize=6,
