@@ -51,8 +51,9 @@ PassiveCalibrationParams parse_passive_calibration(const Node& root, const Unloa
   c.tolerance = n.number("tolerance", 0.01, Range::open(0, 1));
   if (!c.enabled) return c;
   if (!unloading.enabled)
-    n.fail("", "the calibration inflates the unloaded heart: enable the `unloading` section (with the "
-               "end-diastolic pressures) as well");
+    n.fail("",
+           "the calibration inflates the unloaded heart: enable the `unloading` section (with the "
+           "end-diastolic pressures) as well");
   const auto& p = unloading.end_diastolic_pressures;
   const auto it = std::find_if(p.begin(), p.end(), [&](const CavityPressure& q) { return q.cavity == c.cavity; });
   if (it == p.end()) n.fail("cavity", "expected a cavity named in unloading.end_diastolic_pressures");

@@ -59,8 +59,8 @@ class StiffnessSearch {
     if (s.curve.volume_mL.empty()) return std::nullopt;
     s.g = normalised_mismatch(s.curve, m_target);
     if (m_log)
-      *m_log << "  passive fit: C = " << std::setprecision(4) << std::exp(log_C) << " kPa: normalised mismatch "
-             << s.g << std::endl;
+      *m_log << "  passive fit: C = " << std::setprecision(4) << std::exp(log_C) << " kPa: normalised mismatch " << s.g
+             << std::endl;
     return s;
   }
   int evaluations = 0;
@@ -94,7 +94,6 @@ Sample refine(StiffnessSearch& search, Sample a, Sample b) {
   return best;
 }
 
-
 }  // namespace
 
 double KlotzCurve::pressure_mmHg(double V_mL) const { return V_mL > V0_mL ? A_mmHg * std::pow(V_mL - V0_mL, B) : 0.0; }
@@ -102,11 +101,11 @@ double KlotzCurve::pressure_mmHg(double V_mL) const { return V_mL > V0_mL ? A_mm
 double KlotzCurve::volume_mL(double P_mmHg) const { return V0_mL + std::pow(std::max(P_mmHg, 0.0) / A_mmHg, 1.0 / B); }
 
 KlotzCurve klotz_curve(double V0_mL, double EDV_mL, double EDP_mmHg) {
-  CARDIO_CHECK(EDV_mL > V0_mL, "the Klotz curve needs EDV (" << EDV_mL << " mL) above the unloaded volume V0 ("
-                                                              << V0_mL << " mL)");
-  CARDIO_CHECK(EDP_mmHg > 0 && EDP_mmHg < 0.8 * kKlotzAn_mmHg,
-               "the Klotz curve needs an end-diastolic pressure in (0, " << 0.8 * kKlotzAn_mmHg << ") mmHg, got "
-                                                                         << EDP_mmHg);
+  CARDIO_CHECK(EDV_mL > V0_mL,
+               "the Klotz curve needs EDV (" << EDV_mL << " mL) above the unloaded volume V0 (" << V0_mL << " mL)");
+  CARDIO_CHECK(EDP_mmHg > 0 && EDP_mmHg < 0.8 * kKlotzAn_mmHg, "the Klotz curve needs an end-diastolic pressure in (0, "
+                                                                   << 0.8 * kKlotzAn_mmHg << ") mmHg, got "
+                                                                   << EDP_mmHg);
   const double V30 = V0_mL + (EDV_mL - V0_mL) / std::pow(EDP_mmHg / kKlotzAn_mmHg, 1.0 / kKlotzBn);
   KlotzCurve k;
   k.V0_mL = V0_mL;
@@ -115,8 +114,8 @@ KlotzCurve klotz_curve(double V0_mL, double EDV_mL, double EDP_mmHg) {
   return k;
 }
 
-PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
-                                  const std::string& cavity, int points, double C_kPa) {
+PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
+                                  int points, double C_kPa) {
   HeartSimulation s = sim;
   s.material.law.C = C_kPa;
   const meshing::CavitySurface& surface = cavity_named(mesh, cavity, sim.passive_calibration.where);
@@ -181,22 +180,23 @@ json calibration_report(const HeartSimulation& sim, const CalibrationResult& r, 
     sum += d * d;
     worst = std::max(worst, std::abs(d));
   }
-  return {{"target", "klotz"},
-          {"cavity", sim.passive_calibration.cavity},
-          {"guccione_C_kPa", r.C_kPa},
-          {"config_C_kPa", sim.material.law.C},
-          {"C_scale", r.C_kPa / sim.material.law.C},
-          {"end_diastolic_pressure_mmHg", r.model.pressure_mmHg.back()},
-          {"end_diastolic_volume_mL", EDV_mL},
-          {"unloaded_volume_mL", r.model.volume_mL.front()},
-          {"model_volume_at_EDP_mL", r.model.volume_mL.back()},
-          {"klotz", {{"A_mmHg", k.A_mmHg}, {"B", k.B}, {"V30_mL", k.volume_mL(30.0)}, {"An_mmHg", kKlotzAn_mmHg},
-                     {"Bn", kKlotzBn}}},
-          {"rms_volume_mismatch_mL", std::sqrt(sum / double(r.model.volume_mL.size()))},
-          {"max_volume_mismatch_mL", worst},
-          {"rounds", std::move(rounds)},
-          {"unloading_iterations", r.unloaded.history.back().iteration},
-          {"seconds", seconds}};
+  return {
+      {"target", "klotz"},
+      {"cavity", sim.passive_calibration.cavity},
+      {"guccione_C_kPa", r.C_kPa},
+      {"config_C_kPa", sim.material.law.C},
+      {"C_scale", r.C_kPa / sim.material.law.C},
+      {"end_diastolic_pressure_mmHg", r.model.pressure_mmHg.back()},
+      {"end_diastolic_volume_mL", EDV_mL},
+      {"unloaded_volume_mL", r.model.volume_mL.front()},
+      {"model_volume_at_EDP_mL", r.model.volume_mL.back()},
+      {"klotz",
+       {{"A_mmHg", k.A_mmHg}, {"B", k.B}, {"V30_mL", k.volume_mL(30.0)}, {"An_mmHg", kKlotzAn_mmHg}, {"Bn", kKlotzBn}}},
+      {"rms_volume_mismatch_mL", std::sqrt(sum / double(r.model.volume_mL.size()))},
+      {"max_volume_mismatch_mL", worst},
+      {"rounds", std::move(rounds)},
+      {"unloading_iterations", r.unloaded.history.back().iteration},
+      {"seconds", seconds}};
 }
 
 }  // namespace
@@ -227,15 +227,16 @@ CalibrationResult calibrate_passive_stiffness(const HeartSimulation& sim, const 
                       {"normalised_mismatch", fit.mismatch},
                       {"inflation_curves", fit.evaluations}});
     if (log)
-      *log << "passive calibration round " << round << ": fitted C = " << fit.C_kPa << " kPa (change "
-           << 100 * change << " %), V0 = " << fit.curve.volume_mL.front() << " mL" << std::endl;
+      *log << "passive calibration round " << round << ": fitted C = " << fit.C_kPa << " kPa (change " << 100 * change
+           << " %), V0 = " << fit.curve.volume_mL.front() << " mL" << std::endl;
     converged = change < p.tolerance;
     s.material.law.C = fit.C_kPa;
   }
   if (!converged)
     CARDIO_FAIL(p.where << ": passive calibration did not converge: C still changed by more than "
-                        << "passive_calibration.tolerance = " << p.tolerance << " after passive_calibration.max_rounds = "
-                        << p.max_rounds << " rounds of unloading and fitting (see run.log); raise max_rounds");
+                        << "passive_calibration.tolerance = " << p.tolerance
+                        << " after passive_calibration.max_rounds = " << p.max_rounds
+                        << " rounds of unloading and fitting (see run.log); raise max_rounds");
   r.C_kPa = s.material.law.C;
   r.unloaded = unload_reference(s, image, log, &X);  // consistent with the final C
   r.model = passive_curve(s, r.unloaded.mesh, p.cavity, p.points, r.C_kPa);

@@ -45,8 +45,8 @@ struct PressureVolumeCurve {
 /// The passive inflation curve of `cavity` of `mesh` (rest = unloaded) with Guccione C = C_kPa,
 /// every cavity of sim.unloading at the same fraction of its end-diastolic pressure, at the
 /// fractions 0, 1/points, ..., 1. Empty when the inflation does not converge.
-PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
-                                  const std::string& cavity, int points, double C_kPa);
+PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
+                                  int points, double C_kPa);
 
 /// The target of a fit: the normalised volume (V - V0) / (V_EDP - V0) at P / EDP in [0, 1].
 using NormalisedCurve = std::function<double(double pressure_fraction)>;
@@ -66,8 +66,8 @@ StiffnessFit fit_stiffness(const HeartSimulation& sim, const meshing::VoxelMesh&
 
 struct CalibrationResult {
   double C_kPa = 0;
-  UnloadingResult unloaded;  ///< the reference unloaded with C_kPa
-  nlohmann::json report;     ///< passive_calibration.json
+  UnloadingResult unloaded;          ///< the reference unloaded with C_kPa
+  nlohmann::json report;             ///< passive_calibration.json
   PressureVolumeCurve model, klotz;  ///< at the end: the model's curve and Klotz's at the same pressures
 };
 

@@ -65,8 +65,8 @@ InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, int lo
   return out;
 }
 
-InflationOutcome PassiveInflation::inflate_through(const std::vector<double>& fractions,
-                                                   const std::function<void(double, const Eigen::Matrix3Xd&)>& at_each) {
+InflationOutcome PassiveInflation::inflate_through(
+    const std::vector<double>& fractions, const std::function<void(double, const Eigen::Matrix3Xd&)>& at_each) {
   InflationOutcome out;
   out.x = m_mesh.mesh.rest;
   double last = 0;
@@ -80,8 +80,8 @@ InflationOutcome PassiveInflation::inflate_through(const std::vector<double>& fr
 }
 
 meshing::VoxelMesh with_rest_positions(const meshing::VoxelMesh& mesh, const Eigen::Matrix3Xd& X) {
-  CARDIO_CHECK(X.cols() == mesh.mesh.n_nodes(), "rest positions for " << X.cols() << " nodes, the mesh has "
-                                                                      << mesh.mesh.n_nodes());
+  CARDIO_CHECK(X.cols() == mesh.mesh.n_nodes(),
+               "rest positions for " << X.cols() << " nodes, the mesh has " << mesh.mesh.n_nodes());
   meshing::VoxelMesh out = mesh;
   out.mesh.rest = X;
   out.volume = mechanics::element_volumes(out.mesh, X);

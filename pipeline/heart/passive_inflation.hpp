@@ -19,9 +19,9 @@ namespace cardio::pipeline {
 
 struct InflationOutcome {
   bool converged = false;
-  Eigen::Matrix3Xd x;          ///< positions at the last converged load fraction [mm]
-  int newton_iterations = 0;   ///< summed over the attempts
-  double worst_J = 1;          ///< smallest det F at a Gauss point (<= 0: an element inverted)
+  Eigen::Matrix3Xd x;         ///< positions at the last converged load fraction [mm]
+  int newton_iterations = 0;  ///< summed over the attempts
+  double worst_J = 1;         ///< smallest det F at a Gauss point (<= 0: an element inverted)
 };
 
 class PassiveInflation {

@@ -18,9 +18,7 @@ struct ReferenceStage {
   std::optional<UnloadingResult> unloading;
   std::optional<CalibrationResult> calibration;
   /// The mesh to simulate: the unloaded one if any, else `image`.
-  const meshing::VoxelMesh& mesh(const meshing::VoxelMesh& image) const {
-    return unloading ? unloading->mesh : image;
-  }
+  const meshing::VoxelMesh& mesh(const meshing::VoxelMesh& image) const { return unloading ? unloading->mesh : image; }
 };
 
 /// Run the stages sim asks for on `image`. A calibration sets sim.material.law.C to the fitted C.
