@@ -16,6 +16,7 @@
 #include "heart/beat_run.hpp"
 #include "heart/output_estimate.hpp"
 #include "heart/quasi_static.hpp"
+#include "heart/reference_stage.hpp"
 #include "mesh/input_check.hpp"
 #include "mesh/mesh_cache.hpp"
 
@@ -30,9 +31,9 @@ constexpr const char* kIncompleteSummary = "summary.incomplete.json";
 
 /// What a run into an old directory must remove first: results that would look finished.
 std::vector<std::string> stale_outputs() {
-  return {"mesh_report.json",    "mesh.vtu",         "surfaces.vtp",  "summary.json",
-          kIncompleteSummary,    "final.vtu",        "series.pvd",    "timeseries.csv",
-          "regional_strain.csv", "label_strain.csv", "checkpoint.bin"};
+  return {"mesh_report.json", "mesh.vtu",          "surfaces.vtp",   "summary.json",        kIncompleteSummary,
+          "final.vtu",        "series.pvd",        "timeseries.csv", "regional_strain.csv", "label_strain.csv",
+          "checkpoint.bin",   "unloaded_mesh.vtu", "unloading.json", "klotz_fit.csv",       "passive_calibration.json"};
 }
 
 /// What a heart config imports, for messages: "the phantom lv_ellipsoid", "the image labels.nii.gz", ...
@@ -137,19 +138,29 @@ int HeartRun::run_stages(RunDir& dir, Stage& stage) {
     stage.what = "preparing the simulation of " + elements;
     beat = pipeline::prepare_heart_beat(*m_cfg.simulation, r.mesh, &log);
   }
+  // The unloaded reference (unloading, passive_calibration) replaces the imaged mesh, and the
+  // fitted C the config's, in the simulation; the beat is prepared again on them.
+  pipeline::ReferenceStage reference;
+  if (m_simulate) {
+    stage.what = "unloading the reference of " + elements;
+    reference = pipeline::prepare_reference(*m_cfg.simulation, r.mesh, &log);
+  }
+  const meshing::VoxelMesh& mesh = reference.mesh(r.mesh);
+  if (beat && reference.unloading) beat = pipeline::prepare_heart_beat(*m_cfg.simulation, mesh, &log);
   stage.what = "writing the mesh outputs (" + elements + ")";
   pipeline::write_mesh_outputs(out, r, m_cfg.mesh.write_surfaces);
+  if (pipeline::write_reference_outputs(out, reference)) draw_figures(dir, "klotz_fit.py");
   stage.what = "simulating " + elements;
   log << "wrote " << (out / "mesh.vtu").string() << " and " << (out / "mesh_report.json").string() << "\n";
-  if (beat) return finish_beat(dir, r, std::move(*beat));
+  if (beat) return finish_beat(dir, mesh, std::move(*beat));
   if (m_simulate)
-    finish_quasi_static(dir, r);
+    finish_quasi_static(dir, mesh);
   else if (m_args.command == "run")
     log << "this config has no simulation sections (material, loads): meshed only (see docs/config.md)\n";
   return pipeline::kExitOk;
 }
 
-int HeartRun::finish_beat(RunDir& dir, const pipeline::MeshStageResult& r, pipeline::BeatSetup setup) {
+int HeartRun::finish_beat(RunDir& dir, const meshing::VoxelMesh& mesh, pipeline::BeatSetup setup) {
   const fs::path& out = dir.path();
   std::ostream& log = dir.log().out();
   pipeline::BeatRunOptions bo;
@@ -159,11 +170,11 @@ int HeartRun::finish_beat(RunDir& dir, const pipeline::MeshStageResult& r, pipel
   // Only the beat loop polls the flag (and checkpoints): other stages keep the default
   // handlers, so that Ctrl-C stops them at once.
   install_interrupt_handlers();
-  pipeline::BeatRunResult h = pipeline::run_heart_beat(*m_cfg.simulation, r.mesh, std::move(setup), out, &log, bo);
-  io::write_vtu(out / "final.vtu", r.mesh.mesh, h.state.x, {{"velocity", h.state.v}},
+  pipeline::BeatRunResult h = pipeline::run_heart_beat(*m_cfg.simulation, mesh, std::move(setup), out, &log, bo);
+  io::write_vtu(out / "final.vtu", mesh.mesh, h.state.x, {{"velocity", h.state.v}},
                 {{"activation_time", h.activation_time.transpose()},
                  {"active_tension", h.active_tension.transpose()},
-                 {"label", label_field(r.mesh), true}});
+                 {"label", label_field(mesh), true}});
   dir.stamp(h.summary);
   if (!h.incomplete_reason.empty()) return report_incomplete(out, h, dir.log());
   io::write_json(out / "summary.json", h.summary);
@@ -176,14 +187,14 @@ int HeartRun::finish_beat(RunDir& dir, const pipeline::MeshStageResult& r, pipel
   return pipeline::kExitOk;
 }
 
-void HeartRun::finish_quasi_static(RunDir& dir, const pipeline::MeshStageResult& r) {
+void HeartRun::finish_quasi_static(RunDir& dir, const meshing::VoxelMesh& mesh) {
   const fs::path& out = dir.path();
   std::ostream& log = dir.log().out();
-  pipeline::HeartRunResult h = pipeline::run_heart_simulation(*m_cfg.simulation, r.mesh, &log);
-  Eigen::MatrixXd ta(1, r.mesh.mesh.n_elements());
+  pipeline::HeartRunResult h = pipeline::run_heart_simulation(*m_cfg.simulation, mesh, &log);
+  Eigen::MatrixXd ta(1, mesh.mesh.n_elements());
   for (Eigen::Index e = 0; e < ta.cols(); ++e) ta(0, e) = h.active_tension[std::size_t(e)];
-  io::write_vtu(out / "final.vtu", r.mesh.mesh, h.state.x, {{"velocity", h.state.v}},
-                {{"active_tension", ta}, {"label", label_field(r.mesh), true}});
+  io::write_vtu(out / "final.vtu", mesh.mesh, h.state.x, {{"velocity", h.state.v}},
+                {{"active_tension", ta}, {"label", label_field(mesh), true}});
   dir.stamp(h.summary);
   io::write_json(out / "summary.json", h.summary);
   for (const auto& p : h.summary["probes"])
@@ -191,14 +202,16 @@ void HeartRun::finish_quasi_static(RunDir& dir, const pipeline::MeshStageResult&
   log << "wrote " << (out / "summary.json").string() << "\n";
 }
 
-void HeartRun::draw_figures(RunDir& dir) const {
+void HeartRun::draw_figures(RunDir& dir, const std::string& script) const {
   if (!m_args.figures || !m_cfg.mesh.draw_figures) return;
   // The figures read the finished outputs; their failure does not undo the results.
   std::ostream& log = dir.log().out();
-  if (figures::run_figure_script("run_figures.py", dir.path(), log) != 0)
+  if (figures::run_figure_script(script, dir.path(), log) != 0)
     log << "cardiac: warning: the figures were not (all) drawn (see above); the results are complete. "
-           "Retry with: cardiac figures "
-        << dir.path().string() << "\n";
+           "Retry with: "
+        << (script == "run_figures.py" ? "cardiac figures"
+                                       : figures::kPython + (" " + figures::script_path(script).string()))
+        << " " << dir.path().string() << "\n";
 }
 
 }  // namespace cardio::app

@@ -30,9 +30,11 @@ class HeartRun {
 
  private:
   int run_stages(RunDir& dir, Stage& stage);
-  int finish_beat(RunDir& dir, const pipeline::MeshStageResult& r, pipeline::BeatSetup setup);
-  void finish_quasi_static(RunDir& dir, const pipeline::MeshStageResult& r);
-  void draw_figures(RunDir& dir) const;
+  /// The simulation on `mesh`: the imaged mesh, or its unloaded reference (reference_stage.hpp).
+  int finish_beat(RunDir& dir, const meshing::VoxelMesh& mesh, pipeline::BeatSetup setup);
+  void finish_quasi_static(RunDir& dir, const meshing::VoxelMesh& mesh);
+  /// Run scripts/figures/<script> on the run directory (run_figures.py: the beat's figures).
+  void draw_figures(RunDir& dir, const std::string& script = "run_figures.py") const;
 
   Args m_args;
   std::shared_ptr<config::Document> m_doc;

@@ -306,6 +306,13 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
   else
     parse_beat(sim, root, base, h);
   h.probes = parse_probes(root);
+  h.unloading = parse_unloading(root);
+  h.passive_calibration = parse_passive_calibration(root, h.unloading);
+  if (h.unloading.enabled && h.material.element != mechanics::ElementKind::sampled_axes)
+    root.child("unloading")
+        .fail("enabled",
+              "unloading inflates the heart by Newton's method, which needs "
+              "material.element: sampled_axes");
   return h;
 }
 

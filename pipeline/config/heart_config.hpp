@@ -15,6 +15,7 @@
 #include "cardio/mechanics/newton.hpp"
 #include "config/mesh_config.hpp"
 #include "config/time_step.hpp"
+#include "config/unloading_config.hpp"
 
 namespace cardio::pipeline {
 
@@ -140,6 +141,8 @@ struct HeartSimulation {
   mechanics::LinearSolver linear_solver = mechanics::LinearSolver::cholmod;  ///< Newton
   bool reuse_factorisation = true;  ///< Newton, cholmod: CG preconditioned by the last factor first
   std::vector<Probe> probes;
+  UnloadingParams unloading;                     ///< the stress-free reference (unloading_config.hpp)
+  PassiveCalibrationParams passive_calibration;  ///< Guccione C fitted to the Klotz EDPVR
 };
 
 struct HeartConfig {

@@ -1,0 +1,260 @@
+#include "heart/passive_calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+
+#include "cardio/core/error.hpp"
+#include "cardio/core/units.hpp"
+#include "cardio/io/json.hpp"
+#include "cardio/io/series.hpp"
+#include "heart/passive_inflation.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+/// The root search on log C stops when the bracket is narrower than this (0.1 % in C) or the
+/// mismatch is below kMismatchTol; after kMaxEvaluations inflation curves it gives up.
+constexpr double kLogBracketTol = 1e-3, kMismatchTol = 1e-5;
+constexpr int kMaxEvaluations = 30;
+
+const meshing::CavitySurface& cavity_named(const meshing::VoxelMesh& m, const std::string& name,
+                                           const std::string& where) {
+  for (const auto& c : m.cavities)
+    if (c.name == name) return c;
+  CARDIO_FAIL(where << ": passive_calibration.cavity: the mesh has no cavity '" << name << "'");
+}
+
+/// Mean of the model's normalised curve minus the target at the curve's inner points (the ends
+/// are 0 and 1 for both).
+double normalised_mismatch(const PressureVolumeCurve& c, const NormalisedCurve& target) {
+  const double V0 = c.volume_mL.front(), span = c.volume_mL.back() - V0, edp = c.pressure_mmHg.back();
+  double sum = 0;
+  const std::size_t n = c.volume_mL.size();
+  for (std::size_t i = 1; i + 1 < n; ++i) sum += (c.volume_mL[i] - V0) / span - target(c.pressure_mmHg[i] / edp);
+  return sum / double(std::max<std::size_t>(n - 2, 1));
+}
+
+/// One evaluation of the search: the curve at C and its mismatch (nullopt: did not inflate).
+struct Sample {
+  double log_C = 0, g = 0;
+  PressureVolumeCurve curve;
+};
+
+class StiffnessSearch {
+ public:
+  StiffnessSearch(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
+                  const NormalisedCurve& target, std::ostream* log)
+      : m_sim(sim), m_mesh(mesh), m_cavity(cavity), m_target(target), m_log(log) {}
+
+  std::optional<Sample> at(double log_C) {
+    ++evaluations;
+    Sample s{log_C, 0, passive_curve(m_sim, m_mesh, m_cavity, m_sim.passive_calibration.points, std::exp(log_C))};
+    if (s.curve.volume_mL.empty()) return std::nullopt;
+    s.g = normalised_mismatch(s.curve, m_target);
+    if (m_log)
+      *m_log << "  passive fit: C = " << std::setprecision(4) << std::exp(log_C) << " kPa: normalised mismatch " << s.g
+             << std::endl;
+    return s;
+  }
+  int evaluations = 0;
+
+ private:
+  const HeartSimulation& m_sim;
+  const meshing::VoxelMesh& m_mesh;
+  const std::string& m_cavity;
+  const NormalisedCurve& m_target;
+  std::ostream* m_log;
+};
+
+/// Regula falsi with the Illinois modification on a bracket [a, b] of opposite signs.
+Sample refine(StiffnessSearch& search, Sample a, Sample b) {
+  Sample best = std::abs(a.g) < std::abs(b.g) ? a : b;
+  int side = 0;
+  while (std::abs(b.log_C - a.log_C) > kLogBracketTol && std::abs(best.g) > kMismatchTol &&
+         search.evaluations < kMaxEvaluations) {
+    const double ga = side == -1 ? 0.5 * a.g : a.g, gb = side == 1 ? 0.5 * b.g : b.g;
+    const auto s = search.at(a.log_C - ga * (b.log_C - a.log_C) / (gb - ga));
+    if (!s) break;  // between two that inflated: does not happen for a smooth law; keep the best
+    if (std::abs(s->g) < std::abs(best.g)) best = *s;
+    if ((s->g > 0) == (a.g > 0)) {
+      a = *s;
+      side = 1;  // a moved: the next time, halve b's weight
+    } else {
+      b = *s;
+      side = -1;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+double KlotzCurve::pressure_mmHg(double V_mL) const { return V_mL > V0_mL ? A_mmHg * std::pow(V_mL - V0_mL, B) : 0.0; }
+
+double KlotzCurve::volume_mL(double P_mmHg) const { return V0_mL + std::pow(std::max(P_mmHg, 0.0) / A_mmHg, 1.0 / B); }
+
+KlotzCurve klotz_curve(double V0_mL, double EDV_mL, double EDP_mmHg) {
+  CARDIO_CHECK(EDV_mL > V0_mL,
+               "the Klotz curve needs EDV (" << EDV_mL << " mL) above the unloaded volume V0 (" << V0_mL << " mL)");
+  CARDIO_CHECK(EDP_mmHg > 0 && EDP_mmHg < 0.8 * kKlotzAn_mmHg, "the Klotz curve needs an end-diastolic pressure in (0, "
+                                                                   << 0.8 * kKlotzAn_mmHg << ") mmHg, got "
+                                                                   << EDP_mmHg);
+  const double V30 = V0_mL + (EDV_mL - V0_mL) / std::pow(EDP_mmHg / kKlotzAn_mmHg, 1.0 / kKlotzBn);
+  KlotzCurve k;
+  k.V0_mL = V0_mL;
+  k.B = std::log(EDP_mmHg / 30.0) / std::log((EDV_mL - V0_mL) / (V30 - V0_mL));
+  k.A_mmHg = EDP_mmHg / std::pow(EDV_mL - V0_mL, k.B);
+  return k;
+}
+
+PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
+                                  int points, double C_kPa) {
+  HeartSimulation s = sim;
+  s.material.law.C = C_kPa;
+  const meshing::CavitySurface& surface = cavity_named(mesh, cavity, sim.passive_calibration.where);
+  const double edp_mmHg = sim.unloading.pressure_of(cavity) / units::kMmHgInKPa;
+  PassiveInflation inflation(s, mesh, sim.unloading.end_diastolic_pressures,
+                             sim.unloading.where + ": unloading.end_diastolic_pressures");
+  PressureVolumeCurve c;
+  c.pressure_mmHg.push_back(0.0);
+  c.volume_mL.push_back(meshing::cavity_volume(surface, mesh.mesh.rest) / 1000.0);
+  std::vector<double> fractions;
+  for (int i = 1; i <= points; ++i) fractions.push_back(double(i) / points);
+  const InflationOutcome out = inflation.inflate_through(fractions, [&](double s_frac, const Eigen::Matrix3Xd& x) {
+    c.pressure_mmHg.push_back(s_frac * edp_mmHg);
+    c.volume_mL.push_back(meshing::cavity_volume(surface, x) / 1000.0);
+  });
+  if (!out.converged) return {};
+  return c;
+}
+
+StiffnessFit fit_stiffness(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
+                           const NormalisedCurve& target, std::ostream* log) {
+  const PassiveCalibrationParams& p = sim.passive_calibration;
+  const double log_lo = std::log(p.min_scale * sim.material.law.C), log_hi = std::log(p.max_scale * sim.material.law.C);
+  StiffnessSearch search(sim, mesh, cavity, target, log);
+  auto a = search.at(std::log(sim.material.law.C));
+  if (!a) CARDIO_FAIL(p.where << ": passive calibration: the unloaded heart does not inflate with material.C");
+  // A curve more concave than the target (g > 0: the volume rises too early) is too soft: stiffen.
+  const double step = a->g > 0 ? std::log(2.0) : -std::log(2.0);
+  std::optional<Sample> b;
+  for (double l = a->log_C + step; l >= log_lo - 1e-12 && l <= log_hi + 1e-12; l += step) {
+    b = search.at(l);
+    if (!b || (b->g > 0) != (a->g > 0)) break;
+    a = b;
+  }
+  if (!b || (b->g > 0) == (a->g > 0))
+    CARDIO_FAIL(p.where << ": passive calibration: no Guccione C between " << std::exp(log_lo) << " and "
+                        << std::exp(log_hi) << " kPa makes the passive curve of '" << cavity
+                        << "' follow the target (last normalised mismatch " << a->g << " at C = " << std::exp(a->log_C)
+                        << " kPa" << (b ? "" : "; the next C did not inflate")
+                        << "): the curve's shape also depends on material.b_f, b_t and b_fs");
+  const Sample best = refine(search, *a, *b);
+  return {std::exp(best.log_C), best.curve, search.evaluations, best.g};
+}
+
+namespace {
+
+/// The Klotz curve at the model's pressures, through (V0, EDV): V0 the model's unloaded volume.
+PressureVolumeCurve klotz_at(const PressureVolumeCurve& model, double EDV_mL) {
+  const KlotzCurve k = klotz_curve(model.volume_mL.front(), EDV_mL, model.pressure_mmHg.back());
+  PressureVolumeCurve c;
+  c.pressure_mmHg = model.pressure_mmHg;
+  for (double P : model.pressure_mmHg) c.volume_mL.push_back(k.volume_mL(P));
+  return c;
+}
+
+json calibration_report(const HeartSimulation& sim, const CalibrationResult& r, double EDV_mL, json rounds,
+                        double seconds) {
+  const KlotzCurve k = klotz_curve(r.model.volume_mL.front(), EDV_mL, r.model.pressure_mmHg.back());
+  double sum = 0, worst = 0;
+  for (std::size_t i = 0; i < r.model.volume_mL.size(); ++i) {
+    const double d = r.model.volume_mL[i] - r.klotz.volume_mL[i];
+    sum += d * d;
+    worst = std::max(worst, std::abs(d));
+  }
+  return {
+      {"target", "klotz"},
+      {"cavity", sim.passive_calibration.cavity},
+      {"guccione_C_kPa", r.C_kPa},
+      {"config_C_kPa", sim.material.law.C},
+      {"C_scale", r.C_kPa / sim.material.law.C},
+      {"end_diastolic_pressure_mmHg", r.model.pressure_mmHg.back()},
+      {"end_diastolic_volume_mL", EDV_mL},
+      {"unloaded_volume_mL", r.model.volume_mL.front()},
+      {"model_volume_at_EDP_mL", r.model.volume_mL.back()},
+      {"klotz",
+       {{"A_mmHg", k.A_mmHg}, {"B", k.B}, {"V30_mL", k.volume_mL(30.0)}, {"An_mmHg", kKlotzAn_mmHg}, {"Bn", kKlotzBn}}},
+      {"rms_volume_mismatch_mL", std::sqrt(sum / double(r.model.volume_mL.size()))},
+      {"max_volume_mismatch_mL", worst},
+      {"rounds", std::move(rounds)},
+      {"unloading_iterations", r.unloaded.history.back().iteration},
+      {"seconds", seconds}};
+}
+
+}  // namespace
+
+CalibrationResult calibrate_passive_stiffness(const HeartSimulation& sim, const meshing::VoxelMesh& image,
+                                              std::ostream* log) {
+  const auto t0 = Clock::now();
+  const PassiveCalibrationParams& p = sim.passive_calibration;
+  const double EDV = meshing::cavity_volume(cavity_named(image, p.cavity, p.where), image.mesh.rest) / 1000.0;
+  const double EDP = sim.unloading.pressure_of(p.cavity) / units::kMmHgInKPa;
+  const double B = klotz_curve(0.0, EDV, EDP).B;  // the normalised shape depends on EDP only
+  const NormalisedCurve target = [B](double t) { return std::pow(t, 1.0 / B); };
+  HeartSimulation s = sim;
+  CalibrationResult r;
+  json rounds = json::array();
+  Eigen::Matrix3Xd X;  // the last unloaded reference: the next unloading starts there
+  bool converged = false;
+  for (int round = 1; round <= p.max_rounds && !converged; ++round) {
+    if (log) *log << "passive calibration round " << round << ": unloading with C = " << s.material.law.C << " kPa\n";
+    r.unloaded = unload_reference(s, image, log, X.size() ? &X : nullptr);
+    X = r.unloaded.mesh.mesh.rest;
+    const StiffnessFit fit = fit_stiffness(s, r.unloaded.mesh, p.cavity, target, log);
+    const double change = std::abs(fit.C_kPa / s.material.law.C - 1);
+    rounds.push_back({{"round", round},
+                      {"C_unloaded_with_kPa", s.material.law.C},
+                      {"unloaded_volume_mL", fit.curve.volume_mL.front()},
+                      {"C_fitted_kPa", fit.C_kPa},
+                      {"normalised_mismatch", fit.mismatch},
+                      {"inflation_curves", fit.evaluations}});
+    if (log)
+      *log << "passive calibration round " << round << ": fitted C = " << fit.C_kPa << " kPa (change " << 100 * change
+           << " %), V0 = " << fit.curve.volume_mL.front() << " mL" << std::endl;
+    converged = change < p.tolerance;
+    s.material.law.C = fit.C_kPa;
+  }
+  if (!converged)
+    CARDIO_FAIL(p.where << ": passive calibration did not converge: C still changed by more than "
+                        << "passive_calibration.tolerance = " << p.tolerance
+                        << " after passive_calibration.max_rounds = " << p.max_rounds
+                        << " rounds of unloading and fitting (see run.log); raise max_rounds");
+  r.C_kPa = s.material.law.C;
+  r.unloaded = unload_reference(s, image, log, &X);  // consistent with the final C
+  r.model = passive_curve(s, r.unloaded.mesh, p.cavity, p.points, r.C_kPa);
+  if (r.model.volume_mL.empty()) CARDIO_FAIL(p.where << ": passive calibration: the final curve did not inflate");
+  r.klotz = klotz_at(r.model, EDV);
+  r.report =
+      calibration_report(sim, r, EDV, std::move(rounds), std::chrono::duration<double>(Clock::now() - t0).count());
+  return r;
+}
+
+void write_calibration_outputs(const std::filesystem::path& outdir, const CalibrationResult& r) {
+  io::CsvTable t;
+  t.columns = {"pressure_mmHg", "volume_klotz_mL", "volume_model_mL"};
+  for (std::size_t i = 0; i < r.model.pressure_mmHg.size(); ++i)
+    t.add_row({io::CsvTable::number(r.model.pressure_mmHg[i]), io::CsvTable::number(r.klotz.volume_mL[i]),
+               io::CsvTable::number(r.model.volume_mL[i])});
+  io::write_csv(outdir / "klotz_fit.csv", t);
+  io::write_json(outdir / "passive_calibration.json", r.report);
+}
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,96 @@
+#include "heart/passive_inflation.hpp"
+
+#include <utility>
+
+#include "cardio/core/error.hpp"
+#include "cardio/mechanics/integrators.hpp"
+
+namespace cardio::pipeline {
+
+PassiveInflation::PassiveInflation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
+                                   const std::vector<CavityPressure>& pressures, const std::string& where)
+    : m_mesh(mesh) {
+  mechanics::Loads loads;
+  for (const CavityPressure& p : pressures) {
+    SurfaceSelector endocardium;
+    endocardium.tag = "endocardium_" + p.cavity;
+    endocardium.where = where + ": cavity '" + p.cavity + "'";
+    loads.pressures.push_back({select_quads(endocardium, mesh), p.pressure});
+  }
+  m_model = build_heart_model(sim, mesh, 1.0, std::move(loads));
+  m_newton = std::make_unique<mechanics::NewtonSolver>(*m_model.system, mesh.mesh);
+  m_options.residual_tol = sim.residual_tol;
+  m_options.update_tol = sim.update_tol;
+  m_options.max_iterations = int(sim.max_iterations);
+  m_options.linear_solver = sim.linear_solver;
+  m_options.reuse_factorisation = sim.reuse_factorisation;
+}
+
+PassiveInflation::~PassiveInflation() = default;
+
+bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, InflationOutcome& out) {
+  mechanics::NodeState state = m_model.system->rest_state();
+  state.x = x;
+  mechanics::NewtonOptions o = m_options;
+  o.max_cuts = max_cuts;
+  const mechanics::LoadPath path = [](double s) { return mechanics::ForceInputs{s, {}, {}}; };
+  mechanics::NewtonStats st;
+  try {
+    st = m_newton->solve(state, path, s_from, s_to, o, nullptr);
+  } catch (const Error&) {
+    st.converged = false;  // e.g. a non-finite tangent far from equilibrium: the caller retries
+  }
+  out.newton_iterations += st.iterations;
+  if (!st.converged) return false;
+  const mechanics::WorstElement w = mechanics::worst_element(m_mesh.mesh, state.x);
+  out.worst_J = w.J;
+  if (!(w.J > 0)) return false;
+  x = std::move(state.x);
+  return true;
+}
+
+InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, int load_steps) {
+  InflationOutcome out;
+  if (guess) {
+    out.x = *guess;
+    if (solve(out.x, 0.0, 1.0, 0, out)) {
+      out.converged = true;
+      return out;
+    }
+  }
+  out.x = m_mesh.mesh.rest;
+  for (int k = 1; k <= load_steps; ++k)
+    if (!solve(out.x, double(k - 1) / load_steps, double(k) / load_steps, m_options.max_cuts, out)) return out;
+  out.converged = true;
+  return out;
+}
+
+InflationOutcome PassiveInflation::inflate_through(
+    const std::vector<double>& fractions, const std::function<void(double, const Eigen::Matrix3Xd&)>& at_each) {
+  InflationOutcome out;
+  out.x = m_mesh.mesh.rest;
+  double last = 0;
+  for (double s : fractions) {
+    if (!solve(out.x, last, s, m_options.max_cuts, out)) return out;
+    at_each(s, out.x);
+    last = s;
+  }
+  out.converged = true;
+  return out;
+}
+
+meshing::VoxelMesh with_rest_positions(const meshing::VoxelMesh& mesh, const Eigen::Matrix3Xd& X) {
+  CARDIO_CHECK(X.cols() == mesh.mesh.n_nodes(),
+               "rest positions for " << X.cols() << " nodes, the mesh has " << mesh.mesh.n_nodes());
+  meshing::VoxelMesh out = mesh;
+  out.mesh.rest = X;
+  out.volume = mechanics::element_volumes(out.mesh, X);
+  // Lumped masses at the image's tissue density: each element's mass split equally on its nodes.
+  const double density = mesh.mass.sum() / mesh.volume.sum();
+  out.mass.setZero(X.cols());
+  for (std::size_t e = 0; e < out.mesh.hexes.size(); ++e)
+    for (std::int32_t n : out.mesh.hexes[e]) out.mass[n] += density * out.volume[Eigen::Index(e)] / 8.0;
+  return out;
+}
+
+}  // namespace cardio::pipeline

@@ -1,0 +1,58 @@
+#pragma once
+/// @file passive_inflation.hpp
+/// The passive heart inflated by cavity pressures, solved by Newton's method: the model of
+/// heart_model.hpp (the config's material and boundary, no active tension) with a follower
+/// pressure on each named cavity's endocardium (surface tag endocardium_<name>). Shared by the
+/// unloading (unloading.hpp) and the passive calibration (passive_calibration.hpp).
+#include <Eigen/Core>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "cardio/mechanics/newton.hpp"
+#include "cardio/meshing/voxel_mesh.hpp"
+#include "config/heart_config.hpp"
+#include "heart/heart_model.hpp"
+
+namespace cardio::pipeline {
+
+struct InflationOutcome {
+  bool converged = false;
+  Eigen::Matrix3Xd x;         ///< positions at the last converged load fraction [mm]
+  int newton_iterations = 0;  ///< summed over the attempts
+  double worst_J = 1;         ///< smallest det F at a Gauss point (<= 0: an element inverted)
+};
+
+class PassiveInflation {
+ public:
+  /// The model on `mesh` (its rest positions are the stress-free reference) with the pressures
+  /// `pressures` at load fraction 1. Newton's tolerances are the config's (simulation.*).
+  /// Errors (a cavity without an endocardium tag) name `where`.
+  PassiveInflation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
+                   const std::vector<CavityPressure>& pressures, const std::string& where);
+  ~PassiveInflation();
+
+  /// Equilibrium at the full pressures. From `guess` first if given (the whole load in one
+  /// increment: cheap when the guess is close), then from rest in `load_steps` steps.
+  InflationOutcome inflate(const Eigen::Matrix3Xd* guess, int load_steps);
+
+  /// Equilibria at the ascending load fractions `fractions` in (0, 1], each from the last, from
+  /// rest; `at_each(fraction, x)` sees every one. Stops at the first that does not converge.
+  InflationOutcome inflate_through(const std::vector<double>& fractions,
+                                   const std::function<void(double, const Eigen::Matrix3Xd&)>& at_each);
+
+ private:
+  bool solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, InflationOutcome& out);
+
+  const meshing::VoxelMesh& m_mesh;
+  mechanics::NewtonOptions m_options;
+  HeartModel m_model;
+  std::unique_ptr<mechanics::NewtonSolver> m_newton;
+};
+
+/// A copy of `mesh` whose rest positions are X: element volumes and lumped masses (at the same
+/// tissue density) follow; labels, fibres (per element), tags and cavities stay.
+meshing::VoxelMesh with_rest_positions(const meshing::VoxelMesh& mesh, const Eigen::Matrix3Xd& X);
+
+}  // namespace cardio::pipeline

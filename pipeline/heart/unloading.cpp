@@ -1,0 +1,213 @@
+#include "heart/unloading.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "cardio/core/error.hpp"
+#include "cardio/core/units.hpp"
+#include "cardio/io/json.hpp"
+#include "cardio/io/vtu.hpp"
+#include "heart/passive_inflation.hpp"
+
+namespace cardio::pipeline {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+/// An update that fails (an inverted element, an inflation that does not converge) is retried
+/// with half the relaxation, this many times.
+constexpr int kRelaxationHalvings = 5;
+/// Aitken's relaxation is kept in this range: a negative factor means the two last residuals
+/// carry no curvature information, and over-relaxation (> 1) overshot on the biventricular
+/// surface (the RV free wall's mismatch grew).
+constexpr double kMinRelaxation = 0.05, kMaxRelaxation = 1.0;
+
+struct Mismatch {
+  double rms_mm = 0, max_mm = 0;
+  std::int32_t worst_node = -1;  ///< where the largest is
+};
+
+Mismatch surface_mismatch(const Eigen::Matrix3Xd& r, const std::vector<std::int32_t>& surface) {
+  Mismatch m;
+  double sum = 0;
+  for (std::int32_t n : surface) {
+    const double d = r.col(n).norm();
+    sum += d * d;
+    if (d > m.max_mm) {
+      m.max_mm = d;
+      m.worst_node = n;
+    }
+  }
+  m.rms_mm = std::sqrt(sum / double(std::max<std::size_t>(surface.size(), 1)));
+  return m;
+}
+
+/// One fixed-point evaluation: the inflation of rest positions X, and its residual x_image - x(X).
+struct Evaluation {
+  bool ok = false;
+  meshing::VoxelMesh mesh;
+  Eigen::Matrix3Xd x, r;
+  int newton_iterations = 0;
+  double worst_J = 1;
+};
+
+Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X) {
+  Evaluation ev;
+  ev.mesh = with_rest_positions(image, X);
+  PassiveInflation inflation(sim, ev.mesh, sim.unloading.end_diastolic_pressures,
+                             sim.unloading.where + ": unloading.end_diastolic_pressures");
+  // Near the fixed point x(X) is close to the image: Newton starts there with the whole load.
+  const Eigen::Matrix3Xd& image_x = image.mesh.rest;
+  InflationOutcome out = inflation.inflate(&image_x, sim.unloading.load_steps);
+  ev.ok = out.converged;
+  ev.newton_iterations = out.newton_iterations;
+  ev.worst_J = out.worst_J;
+  ev.x = std::move(out.x);
+  ev.r = image_x - ev.x;
+  return ev;
+}
+
+/// Aitken's delta-squared relaxation for the next update from the last two residuals.
+double aitken(double w, const Eigen::Matrix3Xd& r_old, const Eigen::Matrix3Xd& r_new) {
+  const Eigen::Matrix3Xd dr = r_new - r_old;
+  const double denom = dr.squaredNorm();
+  if (!(denom > 0)) return w;
+  return std::clamp(-w * (r_old.cwiseProduct(dr)).sum() / denom, kMinRelaxation, kMaxRelaxation);
+}
+
+void log_iteration(std::ostream* log, const UnloadingIteration& it, double tol_mm) {
+  if (!log) return;
+  std::ostringstream line;
+  line << "unloading iteration " << it.iteration << ": surface mismatch RMS " << std::setprecision(3) << it.rms_mm
+       << " mm, max " << it.max_mm << " mm at (" << it.max_at_mm.transpose() << ") mm (tolerance " << tol_mm << " mm)";
+  if (it.iteration > 0) line << ", relaxation " << it.relaxation;
+  line << ", " << it.newton_iterations << " Newton iterations, " << std::setprecision(2) << it.seconds << " s";
+  *log << line.str() << std::endl;
+}
+
+json history_json(const std::vector<UnloadingIteration>& history) {
+  json h = json::array();
+  for (const auto& it : history)
+    h.push_back({{"iteration", it.iteration},
+                 {"rms_mm", it.rms_mm},
+                 {"max_mm", it.max_mm},
+                 {"max_at_mm", {it.max_at_mm[0], it.max_at_mm[1], it.max_at_mm[2]}},
+                 {"relaxation", it.relaxation},
+                 {"newton_iterations", it.newton_iterations},
+                 {"seconds", it.seconds}});
+  return h;
+}
+
+json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& image, const UnloadingResult& r,
+                      double tol_mm, double seconds) {
+  const auto& X = r.mesh.mesh.rest;
+  json cavities = json::array();
+  for (const auto& c : image.cavities)
+    cavities.push_back({{"name", c.name},
+                        {"image_volume_mL", meshing::cavity_volume(c, image.mesh.rest) / 1000.0},
+                        {"unloaded_volume_mL", meshing::cavity_volume(c, X) / 1000.0},
+                        {"reinflated_volume_mL", meshing::cavity_volume(c, r.reinflated) / 1000.0}});
+  json pressures = json::object();
+  for (const auto& p : sim.unloading.end_diastolic_pressures) pressures[p.cavity] = p.pressure / units::kMmHgInKPa;
+  return {{"converged", true},
+          {"iterations", r.history.back().iteration},
+          {"rms_mm", r.history.back().rms_mm},
+          {"max_mm", r.history.back().max_mm},
+          {"tolerance_mm", tol_mm},
+          {"voxel_size_mm", image.grid.spacing.minCoeff()},
+          {"guccione_C_kPa", sim.material.law.C},
+          {"end_diastolic_pressures_mmHg", pressures},
+          {"max_node_displacement_mm", (image.mesh.rest - X).colwise().norm().maxCoeff()},
+          {"tissue_volume_image_mL", image.volume.sum() / 1000.0},
+          {"tissue_volume_unloaded_mL", r.mesh.volume.sum() / 1000.0},
+          {"cavities", cavities},
+          {"history", history_json(r.history)},
+          {"seconds", seconds}};
+}
+
+[[noreturn]] void fail_not_converged(const HeartSimulation& sim, const UnloadingIteration& last, double tol_mm) {
+  CARDIO_FAIL(sim.unloading.where << ": unloading did not converge: after unloading.max_iterations = "
+                                  << sim.unloading.max_iterations << " iterations the surface mismatch is "
+                                  << last.rms_mm << " mm RMS (max " << last.max_mm << " mm at ("
+                                  << last.max_at_mm.transpose() << ") mm), above the tolerance " << tol_mm
+                                  << " mm (unloading.tolerance_voxels = " << sim.unloading.tolerance_voxels
+                                  << "); raise unloading.max_iterations, lower unloading.relaxation, or check that "
+                                     "the end-diastolic pressures and material.C are plausible for this heart");
+}
+
+[[noreturn]] void fail_no_relaxation(const HeartSimulation& sim, int iteration, double w, const Evaluation& ev) {
+  CARDIO_FAIL(sim.unloading.where
+              << ": unloading iteration " << iteration << ": even with the relaxation reduced to " << w
+              << " the update "
+              << (ev.worst_J <= 0 ? "inverts an element (det F = " + std::to_string(ev.worst_J) + ")"
+                                  : std::string("does not inflate to the end-diastolic pressures (Newton fails)"))
+              << ": the pressures are too high for material.C (the unloaded heart would fold), or the boundary "
+                 "does not hold the heart; lower unloading.end_diastolic_pressures or raise material.C");
+}
+
+}  // namespace
+
+UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, std::ostream* log,
+                                 const Eigen::Matrix3Xd* start) {
+  const auto t0 = Clock::now();
+  const UnloadingParams& u = sim.unloading;
+  const double tol_mm = u.tolerance_voxels * image.grid.spacing.minCoeff();
+  const std::vector<std::int32_t> surface = nodes_of(image.surface_quads);
+  Eigen::Matrix3Xd X = start ? *start : image.mesh.rest;
+  auto t_it = Clock::now();
+  Evaluation ev = evaluate(sim, image, X);
+  if (!ev.ok)
+    CARDIO_FAIL(u.where << ": unloading: the " << (start ? "starting reference" : "image geometry")
+                        << " does not inflate to unloading.end_diastolic_pressures (Newton fails"
+                        << (ev.worst_J <= 0 ? ", an element inverts" : "")
+                        << "): lower the pressures, raise material.C or unloading.load_steps");
+  UnloadingResult out;
+  double w = u.relaxation, w_used = 0;  // the next update's relaxation; the one that gave X_k
+  for (int k = 0;; ++k) {
+    const Mismatch m = surface_mismatch(ev.r, surface);
+    UnloadingIteration it{k,
+                          m.rms_mm,
+                          m.max_mm,
+                          {},
+                          w_used,
+                          ev.newton_iterations,
+                          std::chrono::duration<double>(Clock::now() - t_it).count()};
+    if (m.worst_node >= 0) it.max_at_mm = image.mesh.rest.col(m.worst_node);
+    out.history.push_back(it);
+    log_iteration(log, it, tol_mm);
+    if (m.rms_mm <= tol_mm) break;
+    if (k >= u.max_iterations) fail_not_converged(sim, it, tol_mm);
+    t_it = Clock::now();
+    Evaluation next;
+    w_used = w;
+    for (int halving = 0; halving <= kRelaxationHalvings; ++halving) {
+      next = evaluate(sim, image, X + w_used * ev.r);
+      if (next.ok) break;
+      if (log) *log << "unloading: the update with relaxation " << w_used << " failed; halving it" << std::endl;
+      if (halving < kRelaxationHalvings) w_used *= 0.5;
+    }
+    if (!next.ok) fail_no_relaxation(sim, k + 1, w_used, next);
+    X += w_used * ev.r;
+    w = u.aitken ? aitken(w_used, ev.r, next.r) : u.relaxation;
+    ev = std::move(next);
+  }
+  out.mesh = std::move(ev.mesh);
+  out.reinflated = std::move(ev.x);
+  out.report = unloading_report(sim, image, out, tol_mm, std::chrono::duration<double>(Clock::now() - t0).count());
+  return out;
+}
+
+void write_unloading_outputs(const std::filesystem::path& outdir, const UnloadingResult& r) {
+  const meshing::VoxelMesh& m = r.mesh;
+  Eigen::MatrixXd label(1, m.mesh.n_elements());
+  for (Eigen::Index e = 0; e < label.cols(); ++e) label(0, e) = m.label[std::size_t(e)];
+  // Points at the unloaded positions; `displacement` carries them to the image (Warp By Vector).
+  io::write_vtu(outdir / "unloaded_mesh.vtu", m.mesh, r.reinflated, {}, {{"label", label, true}});
+  io::write_json(outdir / "unloading.json", r.report);
+}
+
+}  // namespace cardio::pipeline

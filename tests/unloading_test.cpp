@@ -1,0 +1,227 @@
+// The unloaded reference and the passive calibration (issue 16, items 1 and 2), against
+// independent references: a mesh inflated to known pressures is taken as the "image" and
+// unloaded, and the recovered rest positions are compared with the original mesh (LV phantom and
+// the real biventricular surface at 3 mm); the Klotz et al. 2006 curve against values computed by
+// hand; the stiffness fit against a target curve generated with a known C.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "cardio/config/config.hpp"
+#include "cardio/core/error.hpp"
+#include "cardio/core/units.hpp"
+#include "config/heart_config.hpp"
+#include "heart/passive_calibration.hpp"
+#include "heart/passive_inflation.hpp"
+#include "heart/unloading.hpp"
+#include "mesh/mesh_stage.hpp"
+
+using namespace cardio;
+using pipeline::CavityPressure;
+
+namespace {
+
+const std::string kLvPhantom = R"(
+name: unloading_lv
+geometry:
+  source: phantom
+  phantom: {kind: lv_ellipsoid, voxel_size: 1.5 mm, fibres: land_benchmark}
+fibres: {source: phantom}
+material: {law: guccione, C: 2 kPa, b_f: 8, b_t: 2, b_fs: 4, bulk_modulus: 1000 kPa}
+boundary:
+  fixed: [{tag: base}]
+simulation: {mode: quasi_static}
+)";
+
+std::string biv_surface(double voxel_mm) {
+  std::ostringstream y;
+  y << "name: unloading_biv\ngeometry:\n  source: surface\n  surface:\n    file: " << CARDIO_SOURCE_DIR
+    << "/data/biv_meanshape_surface.vtp\n    voxel_size: " << voxel_mm
+    << " mm\n    merge_tolerance: 0.001 mm\n    class_array: class\n    base_class: 1\n    epicardium_class: 2\n"
+       "    endocardia:\n      - {class: 3, cavity: lv}\n      - {class: 4, cavity: rv}\nfibres:\n  source: rule\n"
+       "material: {law: guccione, C: 10 kPa, b_f: 8, b_t: 2, b_fs: 4, bulk_modulus: 1000 kPa}\n"
+       "boundary:\n  fixed: [{tag: base}]\nsimulation: {mode: quasi_static}\n";
+  return y.str();
+}
+
+struct Case {
+  pipeline::HeartConfig cfg;
+  meshing::VoxelMesh mesh;
+};
+
+Case load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  auto doc = config::Document::load_string(yaml, "case.yaml");
+  for (const auto& o : overrides) doc->set_override(o);
+  Case c;
+  c.cfg = pipeline::parse_heart_config(*doc);
+  c.mesh = pipeline::run_mesh_stages(c.cfg.mesh).mesh;
+  return c;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// How close the recovered rest positions must be: RMS and max over all nodes [voxels], and each
+/// cavity's rest volume as a fraction of its filling volume.
+struct Tolerance {
+  double rms_voxels = 0.1, max_voxels = 0.5;
+  std::map<std::string, double> volume_of_filling;
+};
+
+/// Inflate the stress-free `original` to the pressures, unload the inflated shape, and compare the
+/// recovered rest positions with the original ones (the independent reference).
+void round_trip(const Case& c, const std::vector<CavityPressure>& pressures, const Tolerance& tol,
+                const std::string& what) {
+  pipeline::HeartSimulation sim = *c.cfg.simulation;
+  sim.unloading.enabled = true;
+  sim.unloading.end_diastolic_pressures = pressures;
+  sim.unloading.where = "test";
+  pipeline::PassiveInflation inflation(sim, c.mesh, pressures, "test");
+  const pipeline::InflationOutcome inflated = inflation.inflate(nullptr, 4);
+  ASSERT_TRUE(inflated.converged);
+  const meshing::VoxelMesh image = pipeline::with_rest_positions(c.mesh, inflated.x);
+  const double h = c.mesh.grid.spacing.minCoeff();
+  const double inflation_mm = (inflated.x - c.mesh.mesh.rest).colwise().norm().maxCoeff();
+  ASSERT_GT(inflation_mm, h) << "the test needs an inflation of more than a voxel to mean something";
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::ostringstream log;
+  const pipeline::UnloadingResult u = pipeline::unload_reference(sim, image, &log);
+  const double seconds = seconds_since(t0);
+  std::cout << log.str();
+
+  const Eigen::Matrix3Xd error = u.mesh.mesh.rest - c.mesh.mesh.rest;
+  const double rms = std::sqrt(error.colwise().squaredNorm().mean()), worst = error.colwise().norm().maxCoeff();
+  std::cout << what << ": " << c.mesh.mesh.n_elements() << " elements, largest inflation " << inflation_mm
+            << " mm; unloaded in " << u.history.back().iteration << " iterations, " << seconds
+            << " s; rest positions recovered to " << rms << " mm RMS, " << worst << " mm max (voxel " << h << " mm)\n";
+  EXPECT_LT(u.history.back().rms_mm, 0.1 * h);  // the stopping criterion, on the re-inflated surface
+  EXPECT_LT(rms, tol.rms_voxels * h);           // the original rest positions, over all nodes
+  EXPECT_LT(worst, tol.max_voxels * h);
+  for (const auto& cav : c.mesh.cavities) {
+    const double original = meshing::cavity_volume(cav, c.mesh.mesh.rest);
+    const double recovered = meshing::cavity_volume(cav, u.mesh.mesh.rest);
+    const double inflated = meshing::cavity_volume(cav, image.mesh.rest);
+    std::cout << "  " << cav.name << ": original " << original / 1000 << " mL, image " << inflated / 1000
+              << " mL, unloaded " << recovered / 1000 << " mL\n";
+    EXPECT_GT(inflated, 1.05 * original) << cav.name << " was inflated";
+    EXPECT_NEAR(recovered, original, tol.volume_of_filling.at(cav.name) * (inflated - original)) << cav.name;
+  }
+  EXPECT_TRUE(u.report["converged"].get<bool>());
+  EXPECT_EQ(u.report["history"].size(), u.history.size());
+}
+
+}  // namespace
+
+TEST(Unloading, RecoversTheRestPositionsOfAnInflatedLvPhantom) {
+  // Measured (2026-11-26): 2 iterations; rest positions to 0.059 mm RMS, 0.085 mm max (voxel
+  // 1.5 mm); cavity 2.435 mL against 2.467 mL (filled to 3.815 mL): 0.1 voxel over the
+  // endocardium is a few percent of the filling volume.
+  round_trip(load(kLvPhantom), {{"lv", 8 * units::kMmHgInKPa}}, {0.1, 0.5, {{"lv", 0.05}}},
+             "LV phantom 1.5 mm, 8 mmHg");
+}
+
+// C = 10 kPa: at 2 kPa Newton stalls on this coarse mesh's one-voxel RV free wall (measured
+// 2026-11-26); 10 kPa fills the LV by 14 % and the RV by 28 %. Measured: the surface criterion is
+// met after 2 iterations (0.215 mm RMS, but 3.9 mm max), the rest positions are recovered to
+// 0.75 mm RMS (0.25 voxel) and 3.8 mm max; the LV rest volume to 1 % of its filling (147.73
+// against 147.95 mL), the RV only to 11 % (167.2 against 162.2 mL): the thin RV free wall is
+// where several rest shapes inflate to nearly the same image (docs/heartbeat.md).
+TEST(Unloading, RecoversTheRestPositionsOfTheInflatedBiventricularSurfaceAt3mm) {
+  round_trip(load(biv_surface(3.0)), {{"lv", 8 * units::kMmHgInKPa}, {"rv", 4 * units::kMmHgInKPa}},
+             {0.3, 1.5, {{"lv", 0.05}, {"rv", 0.15}}}, "biv surface 3 mm, LV 8 / RV 4 mmHg");
+}
+
+TEST(Unloading, StopsWithTheKeyToChangeWhenItDoesNotConverge) {
+  Case c = load(kLvPhantom +
+                "unloading: {end_diastolic_pressures: {lv: 8 mmHg}, max_iterations: 1, "
+                "tolerance_voxels: 0.0001, acceleration: none}\n");
+  ASSERT_TRUE(c.cfg.simulation->unloading.enabled);
+  try {
+    (void)pipeline::unload_reference(*c.cfg.simulation, c.mesh, nullptr);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unloading.max_iterations = 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Unloading, ConfigErrorsNameTheKey) {
+  const auto error_of = [](const std::string& extra) {
+    try {
+      auto doc = config::Document::load_string(kLvPhantom + extra, "case.yaml");
+      (void)pipeline::parse_heart_config(*doc);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("unloading: {enabled: true}\n").find("end_diastolic_pressures"), std::string::npos);
+  EXPECT_NE(error_of("unloading: {end_diastolic_pressures: {lv: 80 mmHg}}\n").find("lv"), std::string::npos);
+  EXPECT_NE(error_of("passive_calibration: {cavity: lv}\n").find("enable the `unloading` section"), std::string::npos);
+  EXPECT_NE(error_of("unloading: {end_diastolic_pressures: {lv: 8 mmHg}}\npassive_calibration: {cavity: rv}\n")
+                .find("unloading.end_diastolic_pressures"),
+            std::string::npos);
+}
+
+TEST(Klotz, CurveMatchesValuesComputedByHand) {
+  // V0 = 50 mL, EDV = 120 mL, EDP = 10 mmHg, An = 27.78 mmHg, Bn = 2.76, by hand:
+  // V30 = 50 + 70 / (10 / 27.78)^(1 / 2.76) = 151.3609 mL; B = ln(10 / 30) / ln(70 / 101.3609)
+  // = 2.967679; A = 10 / 70^B = 3.344584e-5 mmHg; V(5 mmHg) = 50 + (5 / A)^(1 / B) = 105.4194 mL.
+  const pipeline::KlotzCurve k = pipeline::klotz_curve(50.0, 120.0, 10.0);
+  EXPECT_NEAR(k.B, 2.967679, 1e-5);
+  EXPECT_NEAR(k.A_mmHg / 3.344584e-5, 1.0, 1e-5);
+  EXPECT_NEAR(k.volume_mL(30.0), 151.3609, 1e-3);
+  EXPECT_NEAR(k.volume_mL(5.0), 105.4194, 1e-3);
+  EXPECT_NEAR(k.pressure_mmHg(120.0), 10.0, 1e-9);
+  EXPECT_EQ(k.pressure_mmHg(40.0), 0.0);  // below the unloaded volume
+  EXPECT_THROW((void)pipeline::klotz_curve(130.0, 120.0, 10.0), Error);
+  EXPECT_THROW((void)pipeline::klotz_curve(50.0, 120.0, 27.78), Error);
+}
+
+TEST(PassiveCalibration, FitRecoversAKnownStiffness) {
+  // The target is the model's own normalised curve at C = 2 kPa; the fit starts from 6 kPa.
+  Case c = load(kLvPhantom +
+                "unloading: {end_diastolic_pressures: {lv: 8 mmHg}}\n"
+                "passive_calibration: {cavity: lv, points: 4}\n");
+  pipeline::HeartSimulation sim = *c.cfg.simulation;
+  const pipeline::PressureVolumeCurve truth = pipeline::passive_curve(sim, c.mesh, "lv", 4, 2.0);
+  ASSERT_EQ(truth.volume_mL.size(), 5u);
+  std::map<long, double> shape;  // normalised volume by pressure fraction (in 1/4)
+  for (std::size_t i = 0; i < truth.volume_mL.size(); ++i)
+    shape[std::lround(4 * truth.pressure_mmHg[i] / truth.pressure_mmHg.back())] =
+        (truth.volume_mL[i] - truth.volume_mL.front()) / (truth.volume_mL.back() - truth.volume_mL.front());
+  const pipeline::NormalisedCurve target = [&](double t) { return shape.at(std::lround(4 * t)); };
+  sim.material.law.C = 6.0;
+  std::ostringstream log;
+  const pipeline::StiffnessFit fit = pipeline::fit_stiffness(sim, c.mesh, "lv", target, &log);
+  std::cout << log.str() << "fitted C = " << fit.C_kPa << " kPa in " << fit.evaluations << " inflation curves\n";
+  EXPECT_NEAR(fit.C_kPa / 2.0, 1.0, 0.01);
+}
+
+TEST(PassiveCalibration, LvPhantomFollowsTheKlotzCurveThroughItsEndDiastole) {
+  Case c = load(kLvPhantom +
+                "unloading: {end_diastolic_pressures: {lv: 8 mmHg}}\n"
+                "passive_calibration: {cavity: lv, points: 4}\n");
+  std::ostringstream log;
+  const auto t0 = std::chrono::steady_clock::now();
+  const pipeline::CalibrationResult r = pipeline::calibrate_passive_stiffness(*c.cfg.simulation, c.mesh, &log);
+  std::cout << log.str() << r.report.dump(2) << "\ncalibrated in " << seconds_since(t0) << " s\n";
+  // Klotz's curve at the model's pressures, from its formula (checked by hand above), through the
+  // image's EDV and the model's unloaded volume.
+  const double EDV = meshing::cavity_volume(c.mesh.cavities[0], c.mesh.mesh.rest) / 1000.0;
+  const double V0 = r.model.volume_mL.front();
+  const pipeline::KlotzCurve k = pipeline::klotz_curve(V0, EDV, 8.0);
+  // Measured (2026-11-26, 110 s on 1 thread under load): 4 rounds, C 2 -> 0.155 -> 0.107 -> 0.102
+  // kPa, V0 = 0.684 mL, EDV 2.467 mL, V(EDP) 2.434 mL, volume mismatch 0.035 mL RMS, 0.071 mL max.
+  // The image's EDV at EDP to the unloading tolerance (0.1 voxel RMS: about 2 % of the filling).
+  EXPECT_NEAR(r.model.volume_mL.back(), EDV, 0.03 * (EDV - V0));
+  for (std::size_t i = 0; i < r.model.volume_mL.size(); ++i)
+    EXPECT_NEAR(r.model.volume_mL[i], k.volume_mL(r.model.pressure_mmHg[i]), 0.05 * (EDV - V0))
+        << "at " << r.model.pressure_mmHg[i] << " mmHg";
+  EXPECT_GT(r.C_kPa, 0.0);
+}
