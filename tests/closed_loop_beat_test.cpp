@@ -1,7 +1,7 @@
 // The real biventricular shape beating in the closed loop (configs/biv_closed_loop.yaml, one beat at
-// 3 mm instead of its 2 mm, to stay short): blood volume conserved to 1e-9 (a conservation law of the loop), both ventricles held during
-// their isovolumic phases, the LV's phases in order, and the LV pressure during ejection equal to the
-// aortic pressure plus the open valve's drop (the loop's diode law, Regazzoni et al. 2022).
+// 3 mm instead of its 2 mm, to stay short): blood volume conserved to 1e-9 (a conservation law of the loop), both
+// ventricles held during their isovolumic phases, the LV's phases in order, and the LV pressure during ejection equal
+// to the aortic pressure plus the open valve's drop (the loop's diode law, Regazzoni et al. 2022).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
