@@ -4,16 +4,24 @@
 # with `cardiac run --resume OUTDIR` at another thread count, and must end bit-identical to an
 # uninterrupted run: summary.json numbers (timing fields aside), final.vtu, every frame,
 # series.pvd, timeseries.csv, regional_strain.csv. A resume against a changed config is refused.
-# usage: resume_test.sh CARDIAC_EXE SOURCE_DIR
+# With CASE closed_loop, the real biventricle in the closed-loop circulation (configs/biv_closed_loop.yaml
+# at 3 mm): the loop's state is in the checkpoint too.
+# usage: resume_test.sh CARDIAC_EXE SOURCE_DIR [CASE]
 set -uo pipefail
 EXE=$1
 SRC=$2
+CASE=${3:-lv_phantom}
 DIR=$(mktemp -d /tmp/cardio_resume_XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
-ARGS=(--set "geometry.phantom.voxel_size=2 mm" --set simulation.beats=1 --set "simulation.checkpoint_interval=40 ms" --no-figures)
-CFG="$SRC/configs/lv_phantom.yaml"
+if [ "$CASE" == closed_loop ]; then
+  ARGS=(--set "geometry.surface.voxel_size=3 mm" --set simulation.beats=1 --set "simulation.checkpoint_interval=40 ms" --no-figures)
+  CFG="$SRC/configs/biv_closed_loop.yaml"
+else
+  ARGS=(--set "geometry.phantom.voxel_size=2 mm" --set simulation.beats=1 --set "simulation.checkpoint_interval=40 ms" --no-figures)
+  CFG="$SRC/configs/lv_phantom.yaml"
+fi
 
 start=$(date +%s%N)
 "$EXE" run "$CFG" -o ref "${ARGS[@]}" --threads 1 > ref.log 2>&1 || { cat ref.log; fail "reference run"; }
