@@ -31,6 +31,29 @@ ClosedLoopState with_3d_ventricles(ClosedLoopState s, const std::array<const mes
   return s;
 }
 
+/// Newton on r(p) = 0 from p (updated in place), each step halved until |r| falls (the valve flows
+/// are piecewise linear in p, so a full step may overshoot a switch); stops at `tolerance`, at the
+/// round-off floor (no halving lowers |r|), or after kMaxNewtonIterations. Returns the last r.
+template <class Residual>
+Eigen::Vector2d damped_newton(const Residual& residual, double tolerance, Eigen::Vector2d& p, int& iterations) {
+  Eigen::Matrix2d J;
+  Eigen::Vector2d r = residual(p, &J);
+  for (iterations = 0; r.cwiseAbs().maxCoeff() > tolerance && iterations < kMaxNewtonIterations; ++iterations) {
+    const Eigen::Vector2d step = -J.partialPivLu().solve(r);
+    double step_scale = 1;
+    Eigen::Vector2d p_new = p + step, r_new = residual(p_new, nullptr);
+    for (int h = 0; h < kMaxHalvings && r_new.cwiseAbs().maxCoeff() >= r.cwiseAbs().maxCoeff(); ++h) {
+      step_scale /= 2;
+      p_new = p + step_scale * step;
+      r_new = residual(p_new, nullptr);
+    }
+    if (!(r_new.cwiseAbs().maxCoeff() < r.cwiseAbs().maxCoeff())) break;
+    p = p_new;
+    r = residual(p, &J);
+  }
+  return r;
+}
+
 }  // namespace
 
 ClosedLoopCoupling::ClosedLoopCoupling(const ClosedLoopParams& params, ClosedLoopState initial,
@@ -75,23 +98,7 @@ void ClosedLoopCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matri
   // a step whose Newton stalls above the floor is accepted within 1e-9 of the volume, else an error.
   const double scale = std::max(1.0, v_begin.cwiseAbs().maxCoeff());
   Eigen::Vector2d p = m_pressure;
-  Eigen::Matrix2d J;
-  Eigen::Vector2d r = residual(p, &J);
-  for (m_iterations = 0; r.cwiseAbs().maxCoeff() > 1e-15 * scale && m_iterations < kMaxNewtonIterations;
-       ++m_iterations) {
-    const Eigen::Vector2d step = -J.partialPivLu().solve(r);
-    // Damped: the valve flows are piecewise linear in p, so a full step may overshoot a switch.
-    double step_scale = 1;
-    Eigen::Vector2d p_new = p + step, r_new = residual(p_new, nullptr);
-    for (int h = 0; h < kMaxHalvings && r_new.cwiseAbs().maxCoeff() >= r.cwiseAbs().maxCoeff(); ++h) {
-      step_scale /= 2;
-      p_new = p + step_scale * step;
-      r_new = residual(p_new, nullptr);
-    }
-    if (!(r_new.cwiseAbs().maxCoeff() < r.cwiseAbs().maxCoeff())) break;  // at the round-off floor of V(phi)
-    p = p_new;
-    r = residual(p, &J);
-  }
+  const Eigen::Vector2d r = damped_newton(residual, 1e-15 * scale, p, m_iterations);
   if (!(r.cwiseAbs().maxCoeff() <= 1e-9 * scale))
     CARDIO_FAIL("closed loop: the ventricular pressures of the step from t = "
                 << m_loop.time_ms() << " ms (dt = " << dt << " ms) did not converge in " << m_iterations
