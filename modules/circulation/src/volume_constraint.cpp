@@ -162,18 +162,17 @@ ProjectionResult project_volume(const CavitySurface& cavity, const Eigen::Vector
   check_inputs(cavity, mass, free_mask, dt, x, v);
   CARDIO_CHECK(std::isfinite(target_mm3) && target_mm3 > 0,
                "cavity '" << cavity.name << "': target volume " << target_mm3 << " mm^3, expected a finite value > 0");
-  const Eigen::Matrix3Xd p = centred_points(cavity, x);
-  const Direction dir = direction(cavity, mass, free_mask, node_gradient(cavity, p));
-  const Cubic k = volume_cubic(cavity, p, dir.d);
+  const VolumePath path(cavity, mass, free_mask, x);
+  const auto k = [&](int i) { return path.coefficient(i); };
   ProjectionResult r;
-  r.volume_free_mm3 = k.c[0];
+  r.volume_free_mm3 = k(0);
   try {
-    r.phi = root_nearest_zero(k.c[0] - target_mm3, k.c[1], k.c[2], k.c[3]);
+    r.phi = root_nearest_zero(k(0) - target_mm3, k(1), k(2), k(3));
   } catch (const Error& e) {
-    CARDIO_FAIL("cavity '" << cavity.name << "': the volume " << k.c[0] << " mm^3 cannot be projected to " << target_mm3
+    CARDIO_FAIL("cavity '" << cavity.name << "': the volume " << k(0) << " mm^3 cannot be projected to " << target_mm3
                            << " mm^3 along its gradient (" << e.what() << ")");
   }
-  r.max_displacement = move(cavity, dir.d, r.phi, dt, x, v);
+  r.max_displacement = path.move(r.phi, dt, x, v);
   if (v) {
     // Velocity stage: remove the normal component so that dV/dt = g(X).v = 0 (fixed components keep
     // their prescribed velocities but count in g.v).
@@ -217,21 +216,20 @@ CoupledResult project_volume_windkessel(const CavitySurface& cavity, const Eigen
   CARDIO_CHECK(std::isfinite(volume_begin_mL) && volume_begin_mL > 0,
                "cavity '" << cavity.name << "': volume at the start of the step " << volume_begin_mL
                           << " mL, expected a finite value > 0");
-  const Eigen::Matrix3Xd p = centred_points(cavity, x);
-  const Direction dir = direction(cavity, mass, free_mask, node_gradient(cavity, p));
-  const Cubic k = volume_cubic(cavity, p, dir.d);
+  const VolumePath path(cavity, mass, free_mask, x);
+  const auto k = [&](int i) { return path.coefficient(i); };
   // phi/(dt^2 kappa) = A + B Q, Q = (V_b - V(phi)) / (1000 dt)  =>  cubic in phi (see header).
   const auto [a, b] = windkessel.end_of_step_pressure(dt);
   const double kappa = units::kMmHgInKPa, vb = volume_begin_mL * kMm3PerMl;
   const double s = kMm3PerMl * dt / b;  // mm^3 per mmHg
   CoupledResult r;
-  r.projection.volume_free_mm3 = k.c[0];
+  r.projection.volume_free_mm3 = k(0);
   try {
-    r.projection.phi = root_nearest_zero(k.c[0] - vb - s * a, k.c[1] + s / (dt * dt * kappa), k.c[2], k.c[3]);
+    r.projection.phi = root_nearest_zero(k(0) - vb - s * a, k(1) + s / (dt * dt * kappa), k(2), k(3));
   } catch (const Error& e) {
     CARDIO_FAIL("cavity '" << cavity.name << "': no Windkessel-coupled projection (" << e.what() << ")");
   }
-  r.projection.max_displacement = move(cavity, dir.d, r.projection.phi, dt, x, v);
+  r.projection.max_displacement = path.move(r.projection.phi, dt, x, v);
   r.projection.volume_mm3 = cavity_volume_mm3(cavity, x);
   r.pressure_mmHg = r.projection.phi / (dt * dt * kappa);
   r.outflow = (vb - r.projection.volume_mm3) / (kMm3PerMl * dt);

@@ -127,6 +127,8 @@ class VolumePath {
              const Eigen::Matrix3Xd& x);
   double volume_mm3(double phi) const;  ///< V(phi)
   double slope_mm3(double phi) const;   ///< dV/dphi (c1 = g.M^-1 g > 0 at phi = 0)
+  /// c_k of V(phi) = c0 + c1 phi + c2 phi^2 + c3 phi^3 [mm^3 / (mg/mm)^k].
+  double coefficient(int k) const { return m_c[k]; }
   /// x += phi M^-1 g on the cavity's nodes, v += the same / dt if given; the largest displacement [mm].
   double move(double phi, double dt, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v = nullptr) const;
 
