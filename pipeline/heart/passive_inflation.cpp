@@ -4,6 +4,7 @@
 
 #include "cardio/core/error.hpp"
 #include "cardio/mechanics/integrators.hpp"
+#include "cardio/mechanics/mesh.hpp"
 
 namespace cardio::pipeline {
 
@@ -85,11 +86,9 @@ meshing::VoxelMesh with_rest_positions(const meshing::VoxelMesh& mesh, const Eig
   meshing::VoxelMesh out = mesh;
   out.mesh.rest = X;
   out.volume = mechanics::element_volumes(out.mesh, X);
-  // Lumped masses at the image's tissue density: each element's mass split equally on its nodes.
+  // Lumped masses at the image's tissue density, as the mesh stage lumps them.
   const double density = mesh.mass.sum() / mesh.volume.sum();
-  out.mass.setZero(X.cols());
-  for (std::size_t e = 0; e < out.mesh.hexes.size(); ++e)
-    for (std::int32_t n : out.mesh.hexes[e]) out.mass[n] += density * out.volume[Eigen::Index(e)] / 8.0;
+  out.mass = mechanics::lumped_masses(out.mesh, std::vector<double>(out.labels_used.size(), density));
   return out;
 }
 
