@@ -96,10 +96,13 @@ void round_trip(const Case& c, const std::vector<CavityPressure>& pressures, con
   std::cout << log.str();
 
   const Eigen::Matrix3Xd error = u.mesh.mesh.rest - c.mesh.mesh.rest;
-  const double rms = std::sqrt(error.colwise().squaredNorm().mean()), worst = error.colwise().norm().maxCoeff();
+  Eigen::Index worst_node = 0;
+  const double rms = std::sqrt(error.colwise().squaredNorm().mean());
+  const double worst = error.colwise().norm().maxCoeff(&worst_node);
   std::cout << what << ": " << c.mesh.mesh.n_elements() << " elements, largest inflation " << inflation_mm
             << " mm; unloaded in " << u.history.back().iteration << " iterations, " << seconds
-            << " s; rest positions recovered to " << rms << " mm RMS, " << worst << " mm max (voxel " << h << " mm)\n";
+            << " s; rest positions recovered to " << rms << " mm RMS, " << worst << " mm max at node " << worst_node
+            << " (" << c.mesh.mesh.rest.col(worst_node).transpose() << ") mm (voxel " << h << " mm)\n";
   EXPECT_LT(u.history.back().rms_mm, 0.1 * h);  // the stopping criterion, on the re-inflated surface
   EXPECT_LT(rms, tol.rms_voxels * h);           // the original rest positions, over all nodes
   EXPECT_LT(worst, tol.max_voxels * h);
@@ -131,10 +134,12 @@ TEST(Unloading, RecoversTheRestPositionsOfAnInflatedLvPhantom) {
 // met after 2 iterations (0.215 mm RMS, but 3.9 mm max), the rest positions are recovered to
 // 0.75 mm RMS (0.25 voxel) and 3.8 mm max; the LV rest volume to 1 % of its filling (147.73
 // against 147.95 mL), the RV only to 11 % (167.2 against 162.2 mL): the thin RV free wall is
-// where several rest shapes inflate to nearly the same image (docs/heartbeat.md).
+// where several rest shapes inflate to nearly the same image (docs/heartbeat.md). Since the lids
+// carry the cavity pressure (mechanics::LidPressureLoad), the worst node is an RV rim node off the
+// fixed base, (19.9, -12.0, 43.0) mm, recovered to 4.7 mm (1.57 voxels; 0.75 mm RMS unchanged).
 TEST(Unloading, RecoversTheRestPositionsOfTheInflatedBiventricularSurfaceAt3mm) {
   round_trip(load(biv_surface(3.0)), {{"lv", 8 * units::kMmHgInKPa}, {"rv", 4 * units::kMmHgInKPa}},
-             {0.3, 1.5, {{"lv", 0.05}, {"rv", 0.15}}}, "biv surface 3 mm, LV 8 / RV 4 mmHg");
+             {0.3, 1.75, {{"lv", 0.05}, {"rv", 0.15}}}, "biv surface 3 mm, LV 8 / RV 4 mmHg");
 }
 
 TEST(Unloading, StopsWithTheKeyToChangeWhenItDoesNotConverge) {

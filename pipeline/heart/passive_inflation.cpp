@@ -7,6 +7,22 @@
 #include "cardio/mechanics/mesh.hpp"
 
 namespace cardio::pipeline {
+namespace {
+
+/// The pressure on the lid that closes `cavity` over its rim, as the beat's cavity pressure loads it
+/// (meshing::CavitySurface: the lid triangles are (centre, a, b), after the endocardial ones).
+mechanics::LidPressureLoad lid_load(const meshing::CavitySurface& cavity, double pressure) {
+  mechanics::LidPressureLoad lid;
+  lid.pressure = pressure;
+  for (std::size_t t = std::size_t(cavity.n_endocardial_triangles); t < cavity.triangles.size(); ++t) {
+    const auto& tri = cavity.triangles[t];
+    lid.edges.push_back({cavity.nodes[std::size_t(tri[1])], cavity.nodes[std::size_t(tri[2])]});
+  }
+  for (std::int32_t r : cavity.rim) lid.rim.push_back(cavity.nodes[std::size_t(r)]);
+  return lid;
+}
+
+}  // namespace
 
 PassiveInflation::PassiveInflation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
                                    const std::vector<CavityPressure>& pressures, const std::string& where)
@@ -17,6 +33,8 @@ PassiveInflation::PassiveInflation(const HeartSimulation& sim, const meshing::Vo
     endocardium.tag = "endocardium_" + p.cavity;
     endocardium.where = where + ": cavity '" + p.cavity + "'";
     loads.pressures.push_back({select_quads(endocardium, mesh), p.pressure});
+    for (const meshing::CavitySurface& cavity : mesh.cavities)
+      if (cavity.name == p.cavity && cavity.has_lid()) loads.lids.push_back(lid_load(cavity, p.pressure));
   }
   m_model = build_heart_model(sim, mesh, 1.0, std::move(loads));
   m_newton = std::make_unique<mechanics::NewtonSolver>(*m_model.system, mesh.mesh);

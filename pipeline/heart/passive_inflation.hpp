@@ -2,7 +2,9 @@
 /// @file passive_inflation.hpp
 /// The passive heart inflated by cavity pressures, solved by Newton's method: the model of
 /// heart_model.hpp (the config's material and boundary, no active tension) with a follower
-/// pressure on each named cavity's endocardium (surface tag endocardium_<name>). Shared by the
+/// pressure on each named cavity's endocardium (surface tag endocardium_<name>) and on the lid
+/// that closes it over its rim (mechanics::LidPressureLoad): the load the beat's cavity pressure
+/// puts on the heart, so that the unloaded heart filled in the beat meets the image. Shared by the
 /// unloading (unloading.hpp) and the passive calibration (passive_calibration.hpp).
 #include <Eigen/Core>
 #include <functional>

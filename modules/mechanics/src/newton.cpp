@@ -57,6 +57,7 @@ void NewtonSolver::Impl::build_pattern() {
   for (const Hex& h : mesh.hexes) link(h);
   for (const auto& pl : sys.loads().pressures)
     for (const Quad& q : pl.faces) link(q);
+  for (const auto& lid : sys.loads().lids) link(lid.rim);  // every rim node moves the cap centre
   for (auto& v : nb) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());

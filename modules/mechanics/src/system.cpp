@@ -6,6 +6,7 @@
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
+#include "lid_pressure.hpp"
 
 namespace cardio::mechanics {
 
@@ -41,6 +42,11 @@ void MassSpringSystem::check_nodes() const {
   for (const PressureLoad& p : m_boundary.loads.pressures)
     for (const Quad& q : p.faces)
       for (std::int32_t n : q) check(n, "pressure face");
+  for (const LidPressureLoad& lid : m_boundary.loads.lids) {
+    for (const auto& edge : lid.edges)
+      for (std::int32_t n : edge) check(n, "lid pressure edge");
+    for (std::int32_t n : lid.rim) check(n, "lid pressure rim");
+  }
   for (const ElasticFoundation& fd : m_boundary.foundations)
     for (const Quad& q : fd.faces)
       for (std::int32_t n : q) check(n, "elastic foundation face");
@@ -135,16 +141,10 @@ void MassSpringSystem::add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Mat
       }
     for (int i = 0; i < 4; ++i) f.col(q[i]) += fq[i];
   });
+  for (const LidPressureLoad& lid : m_boundary.loads.lids) detail::add_lid_forces(lid, x, s * lid.pressure, f);
 }
 
-namespace {
-// [v]x: the matrix of u -> v x u.
-Eigen::Matrix3d cross_matrix(const Eigen::Vector3d& v) {
-  Eigen::Matrix3d m;
-  m << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
-  return m;
-}
-}  // namespace
+using detail::cross_matrix;
 
 void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double s, const BlockAdder& add) const {
   for (const ElasticFoundation& fd : m_boundary.foundations) {
@@ -177,6 +177,7 @@ void MassSpringSystem::add_boundary_stiffness(const Eigen::Matrix3Xd& x, double 
     for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b) add(q[a], q[b], K[a][b]);
   });
+  for (const LidPressureLoad& lid : m_boundary.loads.lids) detail::add_lid_stiffness(lid, x, s * lid.pressure, add);
 }
 
 void MassSpringSystem::project(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double s, double s_dot) const {

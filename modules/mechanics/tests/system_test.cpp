@@ -2,7 +2,9 @@
 // (Promayon et al. 1996 projection), and the dynamic response to a suddenly applied load.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 
 #include "cardio/mechanics/integrators.hpp"
 #include "test_support.hpp"
@@ -58,6 +60,76 @@ TEST(SystemTest, FollowerPressureIsAreaWeightedAndRotatesWithTheBody) {
   f.setZero();
   one_face.add_loads(Q * b.mesh.rest, 0.5, f);
   EXPECT_LT((f.rowwise().sum() - Q * Eigen::Vector3d(0, 0, -6.0)).norm(), 1e-12);
+}
+
+/// A "cavity" closed by a lid: the block's boundary without its top faces (pressure -p on them pushes
+/// them outwards, as blood does) and a lid over the top rim, its edges oriented like the removed faces.
+BoundaryConditions cup_with_lid(const HexMesh& mesh, double top_z, double p) {
+  std::vector<Quad> cup, top;
+  for (const Quad& q : boundary_faces(mesh))
+    (std::all_of(q.begin(), q.end(), [&](std::int32_t n) { return mesh.rest(2, n) == top_z; }) ? top : cup)
+        .push_back(q);
+  std::map<std::pair<std::int32_t, std::int32_t>, int> directed;
+  for (const Quad& q : top)
+    for (int e = 0; e < 4; ++e) ++directed[{q[e], q[(e + 1) % 4]}];
+  LidPressureLoad lid{{}, {}, p};
+  for (const auto& [edge, count] : directed)
+    if (!directed.count({edge.second, edge.first})) {
+      lid.edges.push_back({edge.first, edge.second});
+      lid.rim.push_back(edge.first);
+    }
+  std::sort(lid.rim.begin(), lid.rim.end());
+  BoundaryConditions bc;
+  bc.loads.pressures.push_back({cup, -p});
+  bc.loads.lids.push_back(lid);
+  return bc;
+}
+
+TEST(SystemTest, LidPressurePushesTheCapAndClosesTheCavity) {
+  Block b = block(2, 3, 2, 1.0, 10);
+  const double p = 2.0;
+  BoundaryConditions bc = cup_with_lid(b.mesh, 2.0, p);
+  ASSERT_EQ(bc.loads.lids[0].rim.size(), 10u);  // the perimeter of the 2 x 3 top
+  // The lid alone on the flat top: total force p A n = 2 * 6 * (+z), shared by the rim nodes.
+  BoundaryConditions lid_only;
+  lid_only.loads.lids = bc.loads.lids;
+  Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, b.mesh.n_nodes());
+  b.set_boundary(lid_only).add_loads(b.mesh.rest, 1.0, f);
+  EXPECT_LT((f.rowwise().sum() - Eigen::Vector3d(0, 0, p * 6.0)).norm(), 1e-12);
+  // Cup and lid together, deformed: a closed surface, so no net force or torque.
+  const MassSpringSystem& sys = b.set_boundary(bc);
+  const Eigen::Matrix3Xd x = b.mesh.rest + 0.05 * Eigen::Matrix3Xd::Random(3, b.mesh.n_nodes());
+  f.setZero();
+  sys.add_loads(x, 1.0, f);
+  Eigen::Vector3d torque = Eigen::Vector3d::Zero();
+  for (Eigen::Index i = 0; i < x.cols(); ++i) torque += x.col(i).cross(f.col(i));
+  EXPECT_LT(f.rowwise().sum().norm(), 1e-12);
+  EXPECT_LT(torque.norm(), 1e-12);
+}
+
+TEST(SystemTest, LidPressureStiffnessMatchesFiniteDifferences) {
+  Block b = block(2, 3, 2, 1.0, 10);
+  BoundaryConditions bc = cup_with_lid(b.mesh, 2.0, 1.5);
+  bc.loads.pressures.clear();  // the lid's own tangent
+  const MassSpringSystem& sys = b.set_boundary(bc);
+  const Eigen::Matrix3Xd x = b.mesh.rest + 0.05 * Eigen::Matrix3Xd::Random(3, b.mesh.n_nodes());
+  const Eigen::Index n = 3 * x.cols();
+  Eigen::MatrixXd K = Eigen::MatrixXd::Zero(n, n);
+  sys.add_boundary_stiffness(
+      x, 0.8, [&](std::int32_t i, std::int32_t j, const Eigen::Matrix3d& k) { K.block<3, 3>(3 * i, 3 * j) += k; });
+  const double h = 1e-6;
+  double worst = 0;
+  for (Eigen::Index d = 0; d < n; ++d) {
+    Eigen::Matrix3Xd xp = x, xm = x, fp = Eigen::Matrix3Xd::Zero(3, x.cols()), fm = fp;
+    xp.data()[d] += h;
+    xm.data()[d] -= h;
+    sys.add_loads(xp, 0.8, fp);
+    sys.add_loads(xm, 0.8, fm);
+    const Eigen::VectorXd column = -(fp - fm).reshaped() / (2 * h);  // -df/dx_d
+    worst = std::max(worst, (column - K.col(d)).cwiseAbs().maxCoeff());
+  }
+  EXPECT_GT(K.cwiseAbs().maxCoeff(), 0.1);
+  EXPECT_LT(worst, 1e-8);
 }
 
 TEST(SystemTest, BoundaryConditionsAreCheckedAndMaskedAtConstruction) {

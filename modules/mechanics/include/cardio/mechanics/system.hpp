@@ -3,6 +3,7 @@
 /// Node state, loads, constraints, and the mass-spring system that sums them. The force model
 /// is kept apart from the integrators: integrators see only forces and a projection.
 #include <Eigen/Core>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,11 +36,23 @@ struct NodalLoad {
   Eigen::Vector3d force = Eigen::Vector3d::Zero();  ///< per node [mN] at load factor 1
 };
 
+/// The pressure of a cavity's blood on the flat cap that closes it over its open rim (the valve
+/// plane), carried by the rim nodes: the cap is the fan of triangles (c, a, b) over the rim edges
+/// (a, b) to c, the mean of the rim nodes, as meshing::CavitySurface closes a cavity, each with a
+/// follower pressure. With the follower pressure on the endocardium this is the load p dV/dx of the
+/// closed cavity that the beat's pressure applies (Promayon et al. 1996), and its net force vanishes.
+struct LidPressureLoad {
+  std::vector<std::array<std::int32_t, 2>> edges;  ///< mesh nodes (a, b): (c, a, b) faces out of the cavity
+  std::vector<std::int32_t> rim;                   ///< the distinct rim nodes (c is their mean)
+  double pressure = 0;                             ///< [kPa] at load factor 1
+};
+
 /// Loads, all scaled by the load factor s in [0, 1] (a ramp in time, or a load step).
 struct Loads {
   Eigen::Vector3d gravity = Eigen::Vector3d::Zero();  ///< [mm/ms^2]
   std::vector<NodalLoad> nodal;
   std::vector<PressureLoad> pressures;
+  std::vector<LidPressureLoad> lids;
 };
 
 /// Prescribed displacement of some components of a set of nodes (Promayon et al. 1996:
@@ -116,7 +129,7 @@ class MassSpringSystem {
   void add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
   /// External loads only at factor s (added into f).
   void add_loads(const Eigen::Matrix3Xd& x, double s, Eigen::Matrix3Xd& f) const;
-  /// Stiffness -df/dx of the elastic foundations and the follower pressures (at factor s) as 3x3
+  /// Stiffness -df/dx of the elastic foundations and the pressures (at factor s) as 3x3
   /// node blocks: add(a, b, K_ab) with K_ab = -d f_a / d x_b (serial, in face order). The pressure
   /// part is not symmetric (a follower load).
   using BlockAdder = std::function<void(std::int32_t a, std::int32_t b, const Eigen::Matrix3d& K_ab)>;
