@@ -64,8 +64,8 @@ EndocardialFrame endocardial_frame(const std::vector<mechanics::Quad>& faces, co
   for (Eigen::Index f = 0; f < n_faces; ++f) {
     const mechanics::Quad& q = faces[std::size_t(f)];
     for (const std::int32_t n : q)
-      CARDIO_CHECK(n >= 0 && n < x_ref.cols(), "endocardial frame: face " << f << " has node " << n << " of "
-                                                                          << x_ref.cols() << " positions");
+      CARDIO_CHECK(n >= 0 && n < x_ref.cols(),
+                   "endocardial frame: face " << f << " has node " << n << " of " << x_ref.cols() << " positions");
     const Eigen::Vector3d area = 0.5 * (x_ref.col(q[2]) - x_ref.col(q[0])).cross(x_ref.col(q[3]) - x_ref.col(q[1]));
     if (!(area.norm() > 0)) continue;  // a collapsed face has no normal and no length
     const Eigen::Vector3d n = area.normalized();

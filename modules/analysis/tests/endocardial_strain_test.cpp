@@ -153,8 +153,8 @@ TEST(EndocardialStrain, WallNormalToTheAxisDoesNotCount) {
 
 TEST(EndocardialStrain, VoxelLvPhantomEndocardium) {
   const meshing::VoxelMesh vm = land_lv_mesh(22.0 / 21.0);
-  const auto lv_tag = std::uint8_t(
-      std::find(vm.tag_names.begin(), vm.tag_names.end(), "endocardium_lv") - vm.tag_names.begin());
+  const auto lv_tag =
+      std::uint8_t(std::find(vm.tag_names.begin(), vm.tag_names.end(), "endocardium_lv") - vm.tag_names.begin());
   ASSERT_LT(lv_tag, vm.tag_names.size());
   std::vector<mechanics::Quad> faces;
   for (std::size_t q = 0; q < vm.surface_quads.size(); ++q)

@@ -39,8 +39,8 @@ EndocardialFrame endocardial_frame(const std::vector<mechanics::Quad>& faces, co
 
 /// Engineering global strains (fractions; x 100 for %).
 struct EndocardialStrain {
-  double longitudinal = 0;    ///< GLS
-  double circumferential = 0; ///< GCS
+  double longitudinal = 0;     ///< GLS
+  double circumferential = 0;  ///< GCS
 };
 
 /// The weighted means over the faces of e = sqrt(1 + 2 t.E t) - 1, t = m (GLS) or c (GCS), with E
