@@ -81,9 +81,13 @@ void check_clinical_measures(const nlohmann::json& summary, const std::vector<st
   EXPECT_DOUBLE_EQ(value["LV end-diastolic volume"], lv["EDV_mL"].get<double>());
   EXPECT_DOUBLE_EQ(value["LV ejection fraction"], 100 * lv["EF"].get<double>());
   const auto& global = summary["analysis"]["peak_strain"]["global"];
-  EXPECT_DOUBLE_EQ(value["global longitudinal strain (GLS)"], 100 * global["e_ll"].get<double>());
-  EXPECT_DOUBLE_EQ(value["global circumferential strain (GCS)"], 100 * global["e_cc"].get<double>());
+  // GLS and GCS are those of the LV endocardium (echo's definition), GRS the element mean.
+  const auto& endocardial = summary["analysis"]["peak_strain"]["lv_endocardial"];
+  EXPECT_DOUBLE_EQ(value["global longitudinal strain (GLS)"], 100 * endocardial["GLS"].get<double>());
+  EXPECT_DOUBLE_EQ(value["global circumferential strain (GCS)"], 100 * endocardial["GCS"].get<double>());
   EXPECT_DOUBLE_EQ(value["global radial strain (GRS)"], 100 * global["e_rr"].get<double>());
+  for (const char* k : {"GLS_GCS", "GRS"})
+    EXPECT_TRUE(summary["heart"]["strain_definition"][k].is_string()) << summary["heart"].dump();
   // The rodent-sized phantom: its EDV (about 4 mL) is far below the adult range.
   EXPECT_LT(value["LV end-diastolic volume"], 100);
   // e <= E element by element (sqrt(1 + 2E) <= 1 + E): the engineering peaks lie below the
@@ -235,6 +239,26 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   }
   const auto& peak = r.summary["analysis"]["peak_strain"];
   EXPECT_EQ(peak["reference"], "end_diastole");
+  // lv_global_strain.csv: GLS and GCS on the LV endocardium at each sample time of the regional table;
+  // the summary's peaks are its most negative values in the peak window.
+  const auto lv_global = read_csv(out / "lv_global_strain.csv");
+  ASSERT_EQ(lv_global[0], (std::vector<std::string>{"time_ms", "GLS", "GCS"}));
+  ASSERT_EQ(lv_global.size() - 1, (regional.size() - 1) / 18);
+  const double t0 = peak["window_ms"][0].get<double>(), t1 = peak["window_ms"][1].get<double>();
+  double gls_min = INFINITY, gcs_min = INFINITY;
+  for (std::size_t i = 1; i < lv_global.size(); ++i) {
+    EXPECT_EQ(lv_global[i][0], regional[1 + 18 * (i - 1)][0]);
+    const double t = std::stod(lv_global[i][0]);
+    if (t < t0 || t >= t1) continue;
+    gls_min = std::min(gls_min, std::stod(lv_global[i][1]));
+    gcs_min = std::min(gcs_min, std::stod(lv_global[i][2]));
+  }
+  EXPECT_NEAR(peak["lv_endocardial"]["GLS"].get<double>(), gls_min, 1e-12);
+  EXPECT_NEAR(peak["lv_endocardial"]["GCS"].get<double>(), gcs_min, 1e-12);
+  // Systole shortens the endocardium along its meridian and around it.
+  EXPECT_LT(gls_min, -0.02);
+  EXPECT_LT(gcs_min, -0.05);
+  EXPECT_GT(peak["lv_endocardial"]["faces"].get<int>(), 100);
   // Relative to end-diastole, systole shortens the LV circumferentially, longitudinally and along the
   // fibres and thickens it radially (the signs of clinical strain), in every segment.
   EXPECT_LT(peak["global"]["E_cc"].get<double>(), -0.05);

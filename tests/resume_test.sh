@@ -50,7 +50,7 @@ print(f'{sys.argv[1]}: {n} summary values compared, {len(diffs)} differ')
 for d in diffs[:10]: print('  ', d)
 sys.exit(1 if diffs or n < 50 else 0)
 PY
-  for f in final.vtu series.pvd timeseries.csv regional_strain.csv label_strain.csv; do
+  for f in final.vtu series.pvd timeseries.csv regional_strain.csv label_strain.csv lv_global_strain.csv; do
     cmp -s "ref/$f" "$1/$f" || fail "$1/$f differs from the uninterrupted run"
   done
   [ "$(ls ref/frames)" == "$(ls "$1"/frames)" ] || fail "$1: other frame files"

@@ -31,9 +31,10 @@ constexpr const char* kIncompleteSummary = "summary.incomplete.json";
 
 /// What a run into an old directory must remove first: results that would look finished.
 std::vector<std::string> stale_outputs() {
-  return {"mesh_report.json", "mesh.vtu",          "surfaces.vtp",   "summary.json",        kIncompleteSummary,
-          "final.vtu",        "series.pvd",        "timeseries.csv", "regional_strain.csv", "label_strain.csv",
-          "checkpoint.bin",   "unloaded_mesh.vtu", "unloading.json", "klotz_fit.csv",       "passive_calibration.json"};
+  return {"mesh_report.json",    "mesh.vtu",         "surfaces.vtp",         "summary.json",
+          kIncompleteSummary,    "final.vtu",        "series.pvd",           "timeseries.csv",
+          "regional_strain.csv", "label_strain.csv", "lv_global_strain.csv", "checkpoint.bin",
+          "unloaded_mesh.vtu",   "unloading.json",   "klotz_fit.csv",        "passive_calibration.json"};
 }
 
 /// What a heart config imports, for messages: "the phantom lv_ellipsoid", "the image labels.nii.gz", ...

@@ -20,6 +20,11 @@ namespace {
 /// directions (what echo and MR report, docs/analysis.md).
 constexpr const char* kStrainNames[BeatAnalysis::kStrains] = {"E_cc", "E_ll", "E_rr", "E_ff",
                                                               "e_cc", "e_ll", "e_rr", "e_ff"};
+/// What GLS and GCS mean here (summary.json; docs/analysis.md, "Global strain on the LV endocardium").
+constexpr const char* kEndocardialDefinition =
+    "LV endocardial surface (faces tagged endocardium_<lv cavity>), engineering strain of the owning element along "
+    "the surface's meridional (GLS) or circumferential (GCS) tangent, mean weighted by face area x |meridional "
+    "component of the long axis|, relative to the strain reference";
 /// The peak of a strain is its most negative value for shortening strains (cc, ll, ff) and its
 /// largest for radial thickening (rr): the sign convention of docs/analysis.md.
 constexpr bool kPeakIsMinimum[BeatAnalysis::kStrains] = {true, true, false, true, true, true, false, true};
@@ -73,6 +78,34 @@ Eigen::Vector3d anterior_direction(const AnalysisParams& p, const meshing::Voxel
   return ortho(y);
 }
 
+/// The boundary faces tagged endocardium_<lv cavity> (none if the mesh has no such tag).
+std::vector<mechanics::Quad> endocardial_faces(const meshing::VoxelMesh& m, const std::string& cavity) {
+  std::vector<mechanics::Quad> out;
+  const auto it = std::find(m.tag_names.begin(), m.tag_names.end(), "endocardium_" + cavity);
+  if (it == m.tag_names.end()) return out;
+  const auto tag = static_cast<std::uint8_t>(it - m.tag_names.begin());
+  for (std::size_t q = 0; q < m.surface_quads.size(); ++q)
+    if (m.surface_tag[q] == tag) out.push_back(m.surface_quads[q]);
+  return out;
+}
+
+/// The most negative finite value of `value(sample)` in [t_begin, t_end) and its time from t_begin (null if none).
+template <class Samples, class Value>
+std::pair<nlohmann::json, nlohmann::json> minimum_in(const Samples& samples, double t_begin, double t_end,
+                                                     Value value) {
+  double best = std::numeric_limits<double>::quiet_NaN(), when = best;
+  for (const auto& s : samples) {
+    const double v = value(s);
+    if (s.t < t_begin || s.t >= t_end || !std::isfinite(v)) continue;
+    if (std::isnan(best) || v < best) {
+      best = v;
+      when = s.t;
+    }
+  }
+  if (std::isnan(best)) return {nullptr, nullptr};
+  return {best, when - t_begin};
+}
+
 }  // namespace
 
 BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMesh& m, const meshing::CavitySurface& lv)
@@ -91,12 +124,22 @@ BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMes
   m_rest_dirs = analysis::rest_directions(m.mesh, spec.axis);
   m_ref_dirs = m_rest_dirs;
   m_ref = m.mesh.rest;
+  m_endocardium = endocardial_faces(m, lv.name);
+  m_endocardium_owner = analysis::face_owners(m.mesh, m_endocardium);
+  update_endocardial_frame();
   m_weight = mechanics::element_volumes(m.mesh, m.mesh.rest);
   m_labels = m.labels_used;
   CARDIO_CHECK(m_labels.size() < 256, "more than 255 myocardium labels");
   m_label_index.resize(m.label.size());
   for (std::size_t e = 0; e < m.label.size(); ++e)
     m_label_index[e] = std::uint8_t(std::lower_bound(m_labels.begin(), m_labels.end(), m.label[e]) - m_labels.begin());
+}
+
+void BeatAnalysis::update_endocardial_frame() {
+  // Built from the reference positions themselves (not pushed forward): E is a tensor on the
+  // reference configuration, so its tangents must be those of the reference surface.
+  if (!m_endocardium.empty())
+    m_endocardial_frame = analysis::endocardial_frame(m_endocardium, m_endocardium_owner, m_ref, m_axis_direction);
 }
 
 analysis::ElementStrains BeatAnalysis::strains_now(const Eigen::Matrix3Xd& x) const {
@@ -125,6 +168,12 @@ void BeatAnalysis::sample(double t_ms, const Eigen::Matrix3Xd& x) {
   const Eigen::VectorXd* fields[kStrains] = {&s.E_cc, &s.E_ll, &s.E_rr, &s.E_ff, &e_cc, &e_ll, &e_rr, &e_ff};
   Sample smp{};
   smp.t = t_ms;
+  smp.gls = smp.gcs = std::numeric_limits<double>::quiet_NaN();
+  if (!m_endocardium.empty()) {
+    const analysis::EndocardialStrain g = analysis::endocardial_strain(m_endocardial_frame, s);
+    smp.gls = g.longitudinal;
+    smp.gcs = g.circumferential;
+  }
   for (int k = 0; k < 2; ++k)
     smp.rotation_deg[k] = m_slices[std::size_t(k)].empty()
                               ? std::numeric_limits<double>::quiet_NaN()
@@ -161,6 +210,7 @@ void BeatAnalysis::end_diastole(double, const Eigen::Matrix3Xd& x) {
   m_ref = x;
   m_ref_dirs = analysis::push_forward(m_mesh, x, m_rest_dirs);
   m_ref_is_rest = false;
+  update_endocardial_frame();
 }
 
 io::CsvTable BeatAnalysis::regional_table() const {
@@ -171,6 +221,13 @@ io::CsvTable BeatAnalysis::regional_table() const {
       for (int k = 0; k < kStrains; ++k) row.push_back(io::CsvTable::number(s.mean[r][k]));
       t.add_row(std::move(row));
     }
+  return t;
+}
+
+io::CsvTable BeatAnalysis::lv_global_table() const {
+  io::CsvTable t{{"time_ms", "GLS", "GCS"}, {}};
+  for (const Sample& s : m_samples)
+    t.add_row({io::CsvTable::number(s.t), io::CsvTable::number(s.gls), io::CsvTable::number(s.gcs)});
   return t;
 }
 
@@ -212,7 +269,19 @@ nlohmann::json BeatAnalysis::peaks(double t_begin_ms, double t_end_ms) const {
   return {{"reference", name_of(m_params.reference)},
           {"window_ms", {t_begin_ms, t_end_ms}},
           {"global", global},
+          {"lv_endocardial", endocardial_peaks(t_begin_ms, t_end_ms)},
           {"segments", regions}};
+}
+
+nlohmann::json BeatAnalysis::endocardial_peaks(double t_begin_ms, double t_end_ms) const {
+  const auto [gls, gls_t] = minimum_in(m_samples, t_begin_ms, t_end_ms, [](const Sample& s) { return s.gls; });
+  const auto [gcs, gcs_t] = minimum_in(m_samples, t_begin_ms, t_end_ms, [](const Sample& s) { return s.gcs; });
+  return {{"GLS", gls},
+          {"time_to_peak_GLS_ms", gls_t},
+          {"GCS", gcs},
+          {"time_to_peak_GCS_ms", gcs_t},
+          {"faces", m_endocardium.size()},
+          {"definition", kEndocardialDefinition}};
 }
 
 nlohmann::json BeatAnalysis::twist(double t_begin_ms, double t_end_ms) const {
@@ -249,6 +318,8 @@ void BeatAnalysis::save(BinaryWriter& out) const {
     out.raw(s.mean, sizeof s.mean);
     out.raw(s.rotation_deg, sizeof s.rotation_deg);
     out.f64s(s.label_mean.data(), s.label_mean.size());
+    out.f64(s.gls);
+    out.f64(s.gcs);
   }
 }
 
@@ -256,6 +327,7 @@ void BeatAnalysis::restore(BinaryReader& in) {
   m_ref_is_rest = in.i64() != 0;
   in.f64s(m_ref.data(), std::size_t(m_ref.size()));
   if (!m_ref_is_rest) m_ref_dirs = analysis::push_forward(m_mesh, m_ref, m_rest_dirs);
+  update_endocardial_frame();
   const std::uint64_t n = in.u64();
   CARDIO_CHECK(n < 100000000, "checkpoint claims " << n << " strain samples");
   m_samples.resize(n);
@@ -265,6 +337,8 @@ void BeatAnalysis::restore(BinaryReader& in) {
     in.raw(s.rotation_deg, sizeof s.rotation_deg);
     s.label_mean.resize(m_labels.size() * kStrains);
     in.f64s(s.label_mean.data(), s.label_mean.size());
+    s.gls = in.f64();
+    s.gcs = in.f64();
   }
 }
 

@@ -2,12 +2,14 @@
 /// @file beat_analysis.hpp
 /// The strain and volume analyses of a beating run (docs/analysis.md), computed as the run goes:
 /// strain fields for each frame (E, E_ff, E_cc, E_rr, E_ll, J, aha_segment), AHA regional means
-/// sampled at a fixed interval (regional_strain.csv), and the peak regional strains of the last
-/// complete beat for summary.json. The formulas live in modules/analysis; this class only decides
+/// sampled at a fixed interval (regional_strain.csv), the LV's global longitudinal and
+/// circumferential strain on its endocardium (lv_global_strain.csv), and the peak strains of the
+/// last complete beat for summary.json. The formulas live in modules/analysis; this class only decides
 /// when and relative to what they are evaluated.
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "cardio/analysis/endocardial_strain.hpp"
 #include "cardio/analysis/strain.hpp"
 #include "cardio/core/binary.hpp"
 #include "cardio/io/series.hpp"
@@ -31,9 +33,12 @@ class BeatAnalysis {
   /// regional_strain.csv: time_ms, segment (0 = the whole LV, 1..17 AHA), E_cc, E_ll, E_rr, E_ff
   /// (Green-Lagrange), e_cc, e_ll, e_rr, e_ff (engineering).
   io::CsvTable regional_table() const;
+  /// lv_global_strain.csv: time_ms, GLS, GCS (engineering strain on the LV endocardium, fractions).
+  io::CsvTable lv_global_table() const;
   /// label_strain.csv: time_ms, label (each myocardium label of the mesh), then the columns above.
   io::CsvTable label_table() const;
-  /// Peak strains per segment within [t_begin, t_end) (the last complete beat), time to peak from t_begin.
+  /// Peak strains per segment within [t_begin, t_end) (the last complete beat), time to peak from t_begin;
+  /// "lv_endocardial": the peaks (most negative) of GLS and GCS on the LV endocardium.
   nlohmann::json peaks(double t_begin_ms, double t_end_ms) const;
   /// LV twist (apical minus basal slice rotation about the long axis, relative to the strain
   /// reference) at its largest magnitude within [t_begin, t_end), and torsion = twist / the
@@ -49,6 +54,9 @@ class BeatAnalysis {
 
  private:
   analysis::ElementStrains strains_now(const Eigen::Matrix3Xd& x) const;
+  /// The tangents of the LV endocardial faces at the strain reference m_ref (none without faces).
+  void update_endocardial_frame();
+  nlohmann::json endocardial_peaks(double t_begin_ms, double t_end_ms) const;
 
   AnalysisParams m_params;
   const mechanics::HexMesh& m_mesh;
@@ -61,12 +69,16 @@ class BeatAnalysis {
   Eigen::VectorXd m_weight;                           ///< rest element volumes (material averages)
   std::vector<std::int32_t> m_labels;                 ///< distinct element labels (label regions)
   std::vector<std::uint8_t> m_label_index;            ///< per element: index into m_labels
+  std::vector<mechanics::Quad> m_endocardium;         ///< the LV's endocardial boundary faces
+  std::vector<std::int64_t> m_endocardium_owner;      ///< the element of each
+  analysis::EndocardialFrame m_endocardial_frame;     ///< their tangents at m_ref
   struct Sample {
     double t;
     double mean[kRegions][kStrains];
     double rotation_deg[2];  ///< basal and apical slice rotation (NaN for an empty slice)
     double twist_deg() const { return rotation_deg[1] - rotation_deg[0]; }
     std::vector<double> label_mean;  ///< [label][strain], m_labels.size() x kStrains
+    double gls, gcs;                 ///< engineering strain on the LV endocardium (NaN without faces)
   };
   std::vector<Sample> m_samples;
 };

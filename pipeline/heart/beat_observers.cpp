@@ -148,6 +148,7 @@ void StrainRecorder::after_step(const BeatLoop& loop) {
 void StrainRecorder::write(const fs::path& outdir) const {
   io::write_csv(outdir / "regional_strain.csv", m_analysis.regional_table());
   io::write_csv(outdir / "label_strain.csv", m_analysis.label_table());
+  io::write_csv(outdir / "lv_global_strain.csv", m_analysis.lv_global_table());
 }
 
 void StrainRecorder::summarise(nlohmann::json& heart) const {

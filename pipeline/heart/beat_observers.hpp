@@ -66,7 +66,7 @@ class StrainRecorder final : public BeatObserver {
   StrainRecorder(const HeartSimulation& sim, const BeatLoop& loop);
   void before_step(const BeatLoop& loop) override;
   void after_step(const BeatLoop& loop) override;
-  /// regional_strain.csv and label_strain.csv.
+  /// regional_strain.csv, label_strain.csv and lv_global_strain.csv.
   void write(const std::filesystem::path& outdir) const;
   const BeatAnalysis& analysis() const { return m_analysis; }
   /// Fibre shortening, wall thickening and thicknesses between the last end-diastole and

@@ -58,13 +58,21 @@ json haemodynamics(const circulation::BeatCycle& cy, double period_ms, const Tim
 }
 
 /// heart: the clinical global strains [%] and twist, from the peak strains and analysis.twist.
+/// GLS and GCS: on the LV endocardium (as echo measures them); GRS: the mean over the LV elements.
 void add_global_measures(json& summary) {
   json& heart = summary["heart"];
+  const json::json_pointer endocardial("/analysis/peak_strain/lv_endocardial");
   const json::json_pointer global("/analysis/peak_strain/global");
-  constexpr std::pair<const char*, const char*> kGlobal[] = {
-      {"GLS_percent", "e_ll"}, {"GCS_percent", "e_cc"}, {"GRS_percent", "e_rr"}};
-  for (const auto& [key, strain] : kGlobal)
-    if (const auto v = number_at(summary, global / strain)) heart[key] = 100.0 * *v;
+  constexpr std::pair<const char*, const char*> kEndocardial[] = {{"GLS_percent", "GLS"}, {"GCS_percent", "GCS"}};
+  for (const auto& [key, strain] : kEndocardial)
+    if (const auto v = number_at(summary, endocardial / strain)) heart[key] = 100.0 * *v;
+  if (const auto v = number_at(summary, global / "e_rr")) heart["GRS_percent"] = 100.0 * *v;
+  heart["strain_definition"] = {
+      {"GLS_GCS", "peak (most negative) in the last complete beat of analysis.peak_strain.lv_endocardial: " +
+                      summary.value(endocardial / "definition", std::string("(not measured)"))},
+      {"GRS",
+       "peak of analysis.peak_strain.global.e_rr: engineering radial strain (away from the long axis), "
+       "volume-weighted mean over the AHA-segmented (analysis.lv_labels) elements"}};
   if (const auto v = number_at(summary, json::json_pointer("/heart/wall_thickening")))
     heart["wall_thickening_percent"] = 100.0 * *v;
   if (const auto v = number_at(summary, json::json_pointer("/analysis/twist/peak_twist_deg"))) heart["twist_deg"] = *v;

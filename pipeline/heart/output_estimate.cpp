@@ -39,7 +39,8 @@ OutputEstimate estimate_output_size(const HeartConfig& cfg, bool simulate, const
   const double samples = std::ceil(t_end / sim.analysis.interval);
   const double values =
       std::ceil(t_end) * (2 + 4 * cavities) +
-      samples * (BeatAnalysis::kRegions + double(m.labels_used.size())) * (2 + BeatAnalysis::kStrains);
+      samples * (BeatAnalysis::kRegions + double(m.labels_used.size())) * (2 + BeatAnalysis::kStrains) +
+      samples * 3;  // lv_global_strain.csv
   e.other_bytes += values * kCsvBytesPerValue;
   e.other_bytes += e.frames * 96;  // series.pvd: a line per frame
   // checkpoint.bin: positions, velocities and forces, per-element analysis state, the tables again.

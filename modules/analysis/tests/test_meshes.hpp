@@ -1,6 +1,7 @@
 #pragma once
 // Small hexahedral meshes for the analysis tests.
 #include <Eigen/Core>
+#include <cmath>
 #include <cstdint>
 #include <random>
 
@@ -28,6 +29,31 @@ inline mechanics::HexMesh block(int n, double h, const Eigen::Vector3d& origin =
   for (int k = 0; k < n; ++k)
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i)
+        m.hexes.push_back({id(i, j, k), id(i + 1, j, k), id(i + 1, j + 1, k), id(i, j + 1, k), id(i, j, k + 1),
+                           id(i + 1, j, k + 1), id(i + 1, j + 1, k + 1), id(i, j + 1, k + 1)});
+  m.fibre = Eigen::Vector3d::UnitX().replicate(1, Eigen::Index(m.hexes.size()));
+  m.sheet = Eigen::Vector3d::UnitY().replicate(1, Eigen::Index(m.hexes.size()));
+  m.material.assign(m.hexes.size(), 0);
+  return m;
+}
+
+/// A cylindrical tube about the z axis: radii [r_in, r_out], height [0, height], n_r x n_theta x n_z
+/// hexahedra (the polygonal cross-section has n_theta sides; nodes on the circles), VTK order with
+/// positive volume (local axes radial, circumferential, axial); fibre x, sheet y.
+inline mechanics::HexMesh tube(double r_in, double r_out, double height, int n_r, int n_theta, int n_z) {
+  mechanics::HexMesh m;
+  const int nr = n_r + 1, nz = n_z + 1;
+  m.rest.resize(3, nr * n_theta * nz);
+  auto id = [&](int i, int j, int k) { return std::int32_t(i + nr * ((j % n_theta) + n_theta * k)); };
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < n_theta; ++j)
+      for (int i = 0; i < nr; ++i) {
+        const double r = r_in + (r_out - r_in) * i / n_r, a = 2 * 3.14159265358979323846 * j / n_theta;
+        m.rest.col(id(i, j, k)) = Eigen::Vector3d(r * std::cos(a), r * std::sin(a), height * k / n_z);
+      }
+  for (int k = 0; k < n_z; ++k)
+    for (int j = 0; j < n_theta; ++j)
+      for (int i = 0; i < n_r; ++i)
         m.hexes.push_back({id(i, j, k), id(i + 1, j, k), id(i + 1, j + 1, k), id(i, j + 1, k), id(i, j, k + 1),
                            id(i + 1, j, k + 1), id(i + 1, j + 1, k + 1), id(i, j + 1, k + 1)});
   m.fibre = Eigen::Vector3d::UnitX().replicate(1, Eigen::Index(m.hexes.size()));
