@@ -55,6 +55,9 @@ LabelRoles parse_roles(const Node& n, const LabelRoles& fallback) {
       if (other == name) c.fail("name", "cavity '" + name + "' is listed twice");
     r.cavities.emplace_back(name, to_labels(c.integers("labels", std::nullopt, 0, kMaxLabel)));
   }
+  // Without the key the source's own cavities stay (a surface's endocardia, a phantom's pools): the
+  // resolved config records only roles.myocardium, and must run again as it is.
+  if (!n.has("cavities")) r.cavities = fallback.cavities;
   // A label with two roles is ambiguous.
   std::vector<std::int32_t> all = r.myocardium;
   for (const auto& [name, labels] : r.cavities) all.insert(all.end(), labels.begin(), labels.end());
