@@ -79,6 +79,15 @@ double aitken(double w, const Eigen::Matrix3Xd& r_old, const Eigen::Matrix3Xd& r
   return std::clamp(-w * (r_old.cwiseProduct(dr)).sum() / denom, kMinRelaxation, kMaxRelaxation);
 }
 
+/// Per-node damping of the update: a node whose mismatch grew in the last update (a local mode the
+/// plain update overshoots, e.g. a rim corner that one element holds) takes half its last share
+/// from then on, down to kMinNodeShare; the rest keep the global relaxation.
+constexpr double kMinNodeShare = 1.0 / 16;
+void damp_growing_nodes(Eigen::VectorXd& share, const Eigen::Matrix3Xd& r_old, const Eigen::Matrix3Xd& r_new) {
+  for (Eigen::Index n = 0; n < share.size(); ++n)
+    if (r_new.col(n).squaredNorm() > r_old.col(n).squaredNorm()) share[n] = std::max(kMinNodeShare, 0.5 * share[n]);
+}
+
 void log_iteration(std::ostream* log, const UnloadingIteration& it, double tol_mm) {
   if (!log) return;
   std::ostringstream line;
@@ -166,7 +175,8 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
                         << (ev.worst_J <= 0 ? ", an element inverts" : "")
                         << "): lower the pressures, raise material.C or unloading.load_steps");
   UnloadingResult out;
-  double w = u.relaxation, w_used = 0;  // the next update's relaxation; the one that gave X_k
+  double w = u.relaxation, w_used = 0;                      // the next update's relaxation; the one that gave X_k
+  Eigen::VectorXd share = Eigen::VectorXd::Ones(X.cols());  // per node, times w (damp_growing_nodes)
   for (int k = 0;; ++k) {
     const Mismatch m = surface_mismatch(ev.r, surface);
     UnloadingIteration it{k,
@@ -184,15 +194,17 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
     t_it = Clock::now();
     Evaluation next;
     w_used = w;
+    const Eigen::Matrix3Xd step = ev.r * share.asDiagonal();
     for (int halving = 0; halving <= kRelaxationHalvings; ++halving) {
-      next = evaluate(sim, image, X + w_used * ev.r);
+      next = evaluate(sim, image, X + w_used * step);
       if (next.ok) break;
       if (log) *log << "unloading: the update with relaxation " << w_used << " failed; halving it" << std::endl;
       if (halving < kRelaxationHalvings) w_used *= 0.5;
     }
     if (!next.ok) fail_no_relaxation(sim, k + 1, w_used, next);
-    X += w_used * ev.r;
+    X += w_used * step;
     w = u.aitken ? aitken(w_used, ev.r, next.r) : u.relaxation;
+    damp_growing_nodes(share, ev.r, next.r);
     ev = std::move(next);
   }
   out.mesh = std::move(ev.mesh);
