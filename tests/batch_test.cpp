@@ -219,7 +219,9 @@ TEST_F(BatchTest, LocalCohortWithAFailingCaseAndCollect) {
   };
   for (const char* c : {"case", "status", "reason", "lv_EDV_mL", "lv_ESV_mL", "lv_SV_mL", "lv_EF",
                         "max_tissue_volume_change_percent", "fibre_shortening_end_systole", "wall_thickening",
-                        "simulate_time_s", "peak_E_cc", "peak_E_ll", "peak_E_rr", "peak_E_ff"})
+                        "simulate_time_s", "peak_E_cc", "peak_E_ll", "peak_E_rr", "peak_E_ff", "GLS_percent",
+                        "GCS_percent", "GRS_percent", "wall_thickening_percent", "twist_deg", "lv_peak_pressure_mmHg",
+                        "lv_cardiac_output_L_per_min", "clinical_inside", "clinical_compared"})
     (void)col(c);
   std::map<std::string, std::vector<std::string>> by_case;
   for (std::size_t i = 1; i < rows.size(); ++i) {
@@ -232,6 +234,12 @@ TEST_F(BatchTest, LocalCohortWithAFailingCaseAndCollect) {
     const double ef = std::stod(by_case[n][col("lv_EF")]);
     EXPECT_GT(ef, 0.05) << n;
     EXPECT_LT(ef, 0.95) << n;
+    // The clinical columns carry the summary's values: a beating LV shortens and builds pressure.
+    EXPECT_LT(std::stod(by_case[n][col("GLS_percent")]), 0) << n;
+    EXPECT_GT(std::stod(by_case[n][col("lv_peak_pressure_mmHg")]), 10) << n;
+    const int compared = std::stoi(by_case[n][col("clinical_compared")]);
+    EXPECT_GE(compared, 8) << n;
+    EXPECT_LE(std::stoi(by_case[n][col("clinical_inside")]), compared) << n;
   }
   EXPECT_LT(std::stod(by_case["weak_contraction"][col("lv_EF")]), std::stod(by_case["baseline"][col("lv_EF")]))
       << "weaker contraction should eject less";

@@ -116,6 +116,14 @@ const json* at_path(const json& j, std::initializer_list<const char*> keys) {
   return p;
 }
 
+/// The summary's entry of cavity `name` (nullptr if none).
+const json* cavity_of(const Row& r, const std::string& name) {
+  if (const json* cs = at_path(r.summary, {"cavities"}); cs && cs->is_array())
+    for (const auto& x : *cs)
+      if (x.value("name", "") == name) return &x;
+  return nullptr;
+}
+
 /// The cavity names of all summaries, in the order they first appear.
 std::vector<std::string> cavities_of(const std::vector<Row>& rows) {
   std::vector<std::string> cavities;
@@ -129,6 +137,13 @@ std::vector<std::string> cavities_of(const std::vector<Row>& rows) {
   return cavities;
 }
 
+/// summary.json heart.* values a cohort compares with the clinic (clinical_summary.hpp).
+constexpr const char* kClinicalHeart[] = {"GLS_percent", "GCS_percent", "GRS_percent", "wall_thickening_percent",
+                                          "twist_deg"};
+/// cavities[].haemodynamics.* per cavity.
+constexpr const char* kHaemodynamics[] = {"peak_pressure_mmHg", "arterial_systolic_pressure_mmHg",
+                                          "arterial_diastolic_pressure_mmHg", "cardiac_output_L_per_min"};
+
 std::vector<std::string> csv_header(const std::vector<std::string>& cavities) {
   std::vector<std::string> header{"case", "status", "exit_code", "reason"};
   for (const auto& c : cavities)
@@ -136,17 +151,44 @@ std::vector<std::string> csv_header(const std::vector<std::string>& cavities) {
   for (const char* q : {"max_tissue_volume_change_percent", "fibre_shortening_end_systole", "wall_thickening",
                         "simulate_time_s", "peak_E_cc", "peak_E_ll", "peak_E_rr", "peak_E_ff"})
     header.push_back(q);
+  for (const char* q : kClinicalHeart) header.push_back(q);
+  for (const auto& c : cavities)
+    for (const char* q : kHaemodynamics) header.push_back(c + "_" + q);
+  header.push_back("clinical_inside");
+  header.push_back("clinical_compared");
   return header;
+}
+
+/// The clinical columns of a row: heart.*, haemodynamics per cavity, and how many quantities of
+/// clinical_comparison are inside their normal range, of how many compared.
+void clinical_fields(const Row& r, const std::vector<std::string>& cavities, std::vector<std::string>& f) {
+  for (const char* q : kClinicalHeart) {
+    const json* v = at_path(r.summary, {"heart", q});
+    f.push_back(v ? num(*v) : "");
+  }
+  for (const auto& c : cavities) {
+    const json* cav = cavity_of(r, c);
+    for (const char* q : kHaemodynamics) {
+      const json* v = cav ? at_path(*cav, {"haemodynamics", q}) : nullptr;
+      f.push_back(v ? num(*v) : "");
+    }
+  }
+  const json* cmp = at_path(r.summary, {"clinical_comparison"});
+  if (!cmp || !cmp->is_array()) {
+    f.insert(f.end(), {"", ""});
+    return;
+  }
+  long inside = 0;
+  for (const auto& q : *cmp) inside += q.value("inside", false);
+  f.push_back(std::to_string(inside));
+  f.push_back(std::to_string(cmp->size()));
 }
 
 /// The fields of a row, in the order of csv_header (empty where the summary has no value).
 std::vector<std::string> csv_fields(const Row& r, const std::vector<std::string>& cavities) {
   std::vector<std::string> f{r.name, r.status, r.exit_code ? std::to_string(*r.exit_code) : "", r.reason};
   for (const auto& c : cavities) {
-    const json* cav = nullptr;
-    if (const json* cs = at_path(r.summary, {"cavities"}); cs && cs->is_array())
-      for (const auto& x : *cs)
-        if (x.value("name", "") == c) cav = &x;
+    const json* cav = cavity_of(r, c);
     for (const char* q : {"EDV_mL", "ESV_mL", "SV_mL", "EF"})
       f.push_back(cav && cav->contains(q) ? num((*cav)[q]) : "");
   }
@@ -160,6 +202,7 @@ std::vector<std::string> csv_fields(const Row& r, const std::vector<std::string>
     const json* v = at_path(r.summary, {"analysis", "peak_strain", "global", q});
     f.push_back(v ? num(*v) : "");
   }
+  clinical_fields(r, cavities, f);
   return f;
 }
 
