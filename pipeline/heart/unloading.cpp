@@ -55,14 +55,15 @@ struct Evaluation {
   double worst_J = 1;
 };
 
-Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X) {
+/// `guess`: where Newton starts with the whole load (then from rest in load steps if that fails).
+Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
+                    const Eigen::Matrix3Xd& guess) {
   Evaluation ev;
   ev.mesh = with_rest_positions(image, X);
   PassiveInflation inflation(sim, ev.mesh, sim.unloading.end_diastolic_pressures,
                              sim.unloading.where + ": unloading.end_diastolic_pressures");
-  // Near the fixed point x(X) is close to the image: Newton starts there with the whole load.
   const Eigen::Matrix3Xd& image_x = image.mesh.rest;
-  InflationOutcome out = inflation.inflate(&image_x, sim.unloading.load_steps);
+  InflationOutcome out = inflation.inflate(&guess, sim.unloading.load_steps);
   ev.ok = out.converged;
   ev.newton_iterations = out.newton_iterations;
   ev.worst_J = out.worst_J;
@@ -168,7 +169,7 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
   const std::vector<std::int32_t> surface = nodes_of(image.surface_quads);
   Eigen::Matrix3Xd X = start ? *start : image.mesh.rest;
   auto t_it = Clock::now();
-  Evaluation ev = evaluate(sim, image, X);
+  Evaluation ev = evaluate(sim, image, X, image.mesh.rest);
   if (!ev.ok)
     CARDIO_FAIL(u.where << ": unloading: the " << (start ? "starting reference" : "image geometry")
                         << " does not inflate to unloading.end_diastolic_pressures (Newton fails"
@@ -196,7 +197,9 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
     w_used = w;
     const Eigen::Matrix3Xd step = ev.r * share.asDiagonal();
     for (int halving = 0; halving <= kRelaxationHalvings; ++halving) {
-      next = evaluate(sim, image, X + w_used * step);
+      // The last inflation moved by the update: x(X + dX) is about x(X) + dX where the tissue is
+      // stiff, closer than the image where the mismatch is large (a rim corner).
+      next = evaluate(sim, image, X + w_used * step, ev.x + w_used * step);
       if (next.ok) break;
       if (log) *log << "unloading: the update with relaxation " << w_used << " failed; halving it" << std::endl;
       if (halving < kRelaxationHalvings) w_used *= 0.5;
