@@ -112,6 +112,15 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   const pipeline::BeatRunResult r = pipeline::run_heart_beat(*cfg.simulation, mesh.mesh, out, &log);
   std::cout << log.str() << r.summary.dump(2) << "\n";
 
+  // The log has one line per finished beat, the last one (which ends with the run) included.
+  for (int beat = 1; beat <= cfg.simulation->beats; ++beat) {
+    const std::string line = "beat " + std::to_string(beat) + " lv: EDV";
+    const std::string text = log.str();
+    const auto at = text.find(line);
+    EXPECT_NE(at, std::string::npos) << line;
+    EXPECT_EQ(text.find(line, at + 1), std::string::npos) << line << " twice";
+  }
+
   const auto& lv = r.summary["cavities"][0];
   ASSERT_FALSE(lv["EF"].is_null()) << "no complete beat";
   const double ef = lv["EF"].get<double>();

@@ -259,9 +259,16 @@ void ProgressReport::after_step(const BeatLoop& loop) {
   }
 }
 
+void ProgressReport::log_last_beat(const BeatLoop& loop) {
+  const auto& cycles = loop.cavities().cycles();
+  if (cycles.empty() || cycles[loop.lv()].beats().empty()) return;
+  if (cycles[loop.lv()].beats().back().index > m_logged_beat) log_finished_beat(loop);
+}
+
 void ProgressReport::log_finished_beat(const BeatLoop& loop) {
   if (!m_log) return;
   m_progress.finish();
+  m_logged_beat = loop.cavities().cycles()[loop.lv()].beats().back().index;
   for (const auto& cy : loop.cavities().cycles()) {
     const circulation::BeatStats& b = cy.beats().back();
     std::ostringstream line;

@@ -118,6 +118,8 @@ class ProgressReport final : public BeatObserver {
   void after_step(const BeatLoop& loop) override;
   /// Clear the progress bar before other output.
   void pause() { m_progress.finish(); }
+  /// After loop.finish(): the last beat's line, when the run ended with it (its next onset was not stepped).
+  void log_last_beat(const BeatLoop& loop);
   void save(BinaryWriter& out) const override;
   void restore(BinaryReader& in) override;
 
@@ -129,6 +131,7 @@ class ProgressReport final : public BeatObserver {
   std::ostream* m_log;
   Progress m_progress;
   std::int64_t m_previous_phase = 0;
+  int m_logged_beat = 0;  ///< index of the last beat logged (this process only: a resumed run may log one again)
 };
 
 }  // namespace cardio::pipeline

@@ -255,8 +255,10 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     for (BeatObserver* o : observers) o->after_step(loop);
   }
   progress.pause();
-  if (incomplete.empty())  // a run stopped by an overrun keeps its unfinished beats as they are
+  if (incomplete.empty()) {  // a run stopped by an overrun keeps its unfinished beats as they are
     if (const auto unfinished = loop.finish()) incomplete = unfinished_reason(*unfinished, loop, sim);
+    if (incomplete.empty()) progress.log_last_beat(loop);
+  }
   frames.write_frame(loop);
   write_tables();
 
