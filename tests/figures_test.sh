@@ -91,4 +91,16 @@ if [ $rc -ne 1 ] || ! grep -q "timeseries.csv" "$work/empty.log"; then
   echo "figures_test: FAIL: figures of an empty directory: exit $rc (expected 1 naming timeseries.csv)" >&2
   exit 1
 fi
+# A passive calibration's output (a quasi-static run: no time series): `cardiac figures` draws its
+# Klotz figure alone and exits 0. The CSV is the Klotz curve P = A (V - V0)^B, A = 2.5, B = 2.8, V0 = 40.
+mkdir -p "$work/calibration"
+"$py" -c '
+print("pressure_mmHg,volume_klotz_mL,volume_model_mL")
+for k in range(1, 7):
+    p = 8.0 * k / 6
+    v = 40 + (p / 2.5) ** (1 / 2.8)
+    print(f"{p},{v},{v + 0.5 * (1 - k / 6)}")' > "$work/calibration/klotz_fit.csv"
+"$exe" figures "$work/calibration" > "$work/calibration.log" 2>&1 ||
+  { cat "$work/calibration.log"; echo "figures_test: FAIL: figures of a calibration-only run" >&2; exit 1; }
+check_figures "$work/calibration" klotz_fit
 echo "figures_test: all checks passed ($(( $(date +%s) - t0 )) s)"

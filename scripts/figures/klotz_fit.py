@@ -22,16 +22,15 @@ import numpy as np  # noqa: E402
 COLUMNS = ("pressure_mmHg", "volume_klotz_mL", "volume_model_mL")
 
 
-def main(run_dir: Path) -> int:
+def draw(run_dir: Path) -> list[Path]:
+    """The figure's files; FileNotFoundError or ValueError (with the reason) when the CSV is unusable."""
     path = run_dir / "klotz_fit.csv"
     if not path.is_file():
-        print(f"klotz_fit.py: {path} not found", file=sys.stderr)
-        return 1
+        raise FileNotFoundError(f"{path} not found")
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows or any(c not in rows[0] for c in COLUMNS):
-        print(f"klotz_fit.py: {path}: expected the columns {', '.join(COLUMNS)}", file=sys.stderr)
-        return 1
+        raise ValueError(f"{path}: expected the columns {', '.join(COLUMNS)}")
     p, vk, vm = ([float(r[c]) for r in rows] for c in COLUMNS)
     info = {}
     report = run_dir / "passive_calibration.json"
@@ -55,7 +54,16 @@ def main(run_dir: Path) -> int:
     if "guccione_C_kPa" in info:
         ax.set_title(f"{info.get('cavity', '')}: fitted Guccione C = {info['guccione_C_kPa']:.3g} kPa")
     ax.legend(loc="upper left")
-    for out in style.save(fig, style.figures_dir(run_dir), "klotz_fit"):
+    return style.save(fig, style.figures_dir(run_dir), "klotz_fit")
+
+
+def main(run_dir: Path) -> int:
+    try:
+        written = draw(run_dir)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"klotz_fit.py: {e}", file=sys.stderr)
+        return 1
+    for out in written:
         print(f"wrote {out}")
     return 0
 
