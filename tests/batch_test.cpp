@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -217,12 +218,12 @@ TEST_F(BatchTest, LocalCohortWithAFailingCaseAndCollect) {
     EXPECT_NE(it, h.end()) << name;
     return static_cast<std::size_t>(it - h.begin());
   };
-  for (const char* c : {"case", "status", "reason", "lv_EDV_mL", "lv_ESV_mL", "lv_SV_mL", "lv_EF",
-                        "max_tissue_volume_change_percent", "fibre_shortening_end_systole", "wall_thickening",
-                        "simulate_time_s", "peak_E_cc", "peak_E_ll", "peak_E_rr", "peak_E_ff", "GLS_percent",
-                        "GCS_percent", "GRS_percent", "wall_thickening_percent", "twist_deg", "lv_peak_pressure_mmHg",
-                        "lv_cardiac_output_L_per_min", "clinical_inside", "clinical_compared"})
-    (void)col(c);
+  std::istringstream columns(
+      "case status reason lv_EDV_mL lv_ESV_mL lv_SV_mL lv_EF max_tissue_volume_change_percent "
+      "fibre_shortening_end_systole wall_thickening simulate_time_s peak_E_cc peak_E_ll peak_E_rr peak_E_ff "
+      "GLS_percent GCS_percent GRS_percent wall_thickening_percent twist_deg lv_peak_pressure_mmHg "
+      "lv_cardiac_output_L_per_min clinical_inside clinical_compared");
+  for (std::string c; columns >> c;) (void)col(c);
   std::map<std::string, std::vector<std::string>> by_case;
   for (std::size_t i = 1; i < rows.size(); ++i) {
     ASSERT_EQ(rows[i].size(), h.size()) << "row " << i;
