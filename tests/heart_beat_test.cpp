@@ -251,7 +251,7 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   // lv_global_strain.csv: GLS and GCS on the LV endocardium at each sample time of the regional table;
   // the summary's peaks are its most negative values in the peak window.
   const auto lv_global = read_csv(out / "lv_global_strain.csv");
-  ASSERT_EQ(lv_global[0], (std::vector<std::string>{"time_ms", "GLS", "GCS"}));
+  ASSERT_EQ(lv_global[0], (std::vector<std::string>{"time_ms", "GLS_fraction", "GCS_fraction"}));
   ASSERT_EQ(lv_global.size() - 1, (regional.size() - 1) / 18);
   const double t0 = peak["window_ms"][0].get<double>(), t1 = peak["window_ms"][1].get<double>();
   double gls_min = INFINITY, gcs_min = INFINITY;

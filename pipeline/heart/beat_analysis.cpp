@@ -225,7 +225,7 @@ io::CsvTable BeatAnalysis::regional_table() const {
 }
 
 io::CsvTable BeatAnalysis::lv_global_table() const {
-  io::CsvTable t{{"time_ms", "GLS", "GCS"}, {}};
+  io::CsvTable t{{"time_ms", "GLS_fraction", "GCS_fraction"}, {}};  // engineering strain, not %
   for (const Sample& s : m_samples)
     t.add_row({io::CsvTable::number(s.t), io::CsvTable::number(s.gls), io::CsvTable::number(s.gcs)});
   return t;
