@@ -12,6 +12,7 @@
 #include "cardio/analysis/clinical.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/mechanics/mesh.hpp"
+#include "heart/heart_model.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -80,13 +81,11 @@ Eigen::Vector3d anterior_direction(const AnalysisParams& p, const meshing::Voxel
 
 /// The boundary faces tagged endocardium_<lv cavity> (none if the mesh has no such tag).
 std::vector<mechanics::Quad> endocardial_faces(const meshing::VoxelMesh& m, const std::string& cavity) {
-  std::vector<mechanics::Quad> out;
-  const auto it = std::find(m.tag_names.begin(), m.tag_names.end(), "endocardium_" + cavity);
-  if (it == m.tag_names.end()) return out;
-  const auto tag = static_cast<std::uint8_t>(it - m.tag_names.begin());
-  for (std::size_t q = 0; q < m.surface_quads.size(); ++q)
-    if (m.surface_tag[q] == tag) out.push_back(m.surface_quads[q]);
-  return out;
+  SurfaceSelector endocardium;
+  endocardium.tag = "endocardium_" + cavity;
+  endocardium.where = "analysis: the LV endocardium for GLS and GCS";
+  if (std::find(m.tag_names.begin(), m.tag_names.end(), endocardium.tag) == m.tag_names.end()) return {};
+  return select_quads(endocardium, m);
 }
 
 /// The most negative finite value of `value(sample)` in [t_begin, t_end) and its time from t_begin (null if none).

@@ -9,6 +9,20 @@
 
 namespace cardio::analysis::testing {
 
+/// The ni x nj x nk hexahedra of a structured lattice whose node (i, j, k) is id(i, j, k), VTK
+/// order; fibre x, sheet y, material 0.
+template <class NodeId>
+void add_lattice_hexes(mechanics::HexMesh& m, int ni, int nj, int nk, NodeId id) {
+  for (int k = 0; k < nk; ++k)
+    for (int j = 0; j < nj; ++j)
+      for (int i = 0; i < ni; ++i)
+        m.hexes.push_back({id(i, j, k), id(i + 1, j, k), id(i + 1, j + 1, k), id(i, j + 1, k), id(i, j, k + 1),
+                           id(i + 1, j, k + 1), id(i + 1, j + 1, k + 1), id(i, j + 1, k + 1)});
+  m.fibre = Eigen::Vector3d::UnitX().replicate(1, Eigen::Index(m.hexes.size()));
+  m.sheet = Eigen::Vector3d::UnitY().replicate(1, Eigen::Index(m.hexes.size()));
+  m.material.assign(m.hexes.size(), 0);
+}
+
 /// n x n x n cubes of edge h from `origin`, shared nodes, VTK order; fibre x, sheet y.
 /// With `jitter` > 0 every node moves by a seeded uniform offset in [-jitter, jitter]^3 (general,
 /// non-planar-faced hexahedra; keep jitter < h/4 for valid elements).
@@ -26,14 +40,7 @@ inline mechanics::HexMesh block(int n, double h, const Eigen::Vector3d& origin =
         m.rest.col(id(i, j, k)) = origin + h * Eigen::Vector3d(i, j, k);
         if (jitter > 0) m.rest.col(id(i, j, k)) += Eigen::Vector3d(u(rng), u(rng), u(rng));
       }
-  for (int k = 0; k < n; ++k)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i)
-        m.hexes.push_back({id(i, j, k), id(i + 1, j, k), id(i + 1, j + 1, k), id(i, j + 1, k), id(i, j, k + 1),
-                           id(i + 1, j, k + 1), id(i + 1, j + 1, k + 1), id(i, j + 1, k + 1)});
-  m.fibre = Eigen::Vector3d::UnitX().replicate(1, Eigen::Index(m.hexes.size()));
-  m.sheet = Eigen::Vector3d::UnitY().replicate(1, Eigen::Index(m.hexes.size()));
-  m.material.assign(m.hexes.size(), 0);
+  add_lattice_hexes(m, n, n, n, id);
   return m;
 }
 
@@ -51,14 +58,7 @@ inline mechanics::HexMesh tube(double r_in, double r_out, double height, int n_r
         const double r = r_in + (r_out - r_in) * i / n_r, a = 2 * 3.14159265358979323846 * j / n_theta;
         m.rest.col(id(i, j, k)) = Eigen::Vector3d(r * std::cos(a), r * std::sin(a), height * k / n_z);
       }
-  for (int k = 0; k < n_z; ++k)
-    for (int j = 0; j < n_theta; ++j)
-      for (int i = 0; i < n_r; ++i)
-        m.hexes.push_back({id(i, j, k), id(i + 1, j, k), id(i + 1, j + 1, k), id(i, j + 1, k), id(i, j, k + 1),
-                           id(i + 1, j, k + 1), id(i + 1, j + 1, k + 1), id(i, j + 1, k + 1)});
-  m.fibre = Eigen::Vector3d::UnitX().replicate(1, Eigen::Index(m.hexes.size()));
-  m.sheet = Eigen::Vector3d::UnitY().replicate(1, Eigen::Index(m.hexes.size()));
-  m.material.assign(m.hexes.size(), 0);
+  add_lattice_hexes(m, n_r, n_theta, n_z, id);
   return m;
 }
 
