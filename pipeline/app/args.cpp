@@ -55,8 +55,9 @@ collect   Merge BATCH_DIR/*/summary.json into BATCH_DIR/cohort.csv (one row per 
           cohort figures (scripts/figures/cohort_figures.py).
 bench     Time force evaluation + one Verlet step on voxel blocks, per element type
           (--element heart|sampled_axes|one_point|bourguignon_cani|baudet, or a list; default all
-          four; heart = sampled_axes, the element hearts use; default sizes 1e3,1e4,1e5,1e6
-          elements at 1 and 2 threads; --isa all: sampled_axes once per SIMD build the CPU runs).
+          five; heart = the sampled-axes element hearts use, with the law as a beat runs it;
+          the others with every term on, damping included; default sizes 1e3,1e4,1e5,1e6
+          elements at 1 and 2 threads; --isa all: the sampled-axes rows once per SIMD build).
 figures   Draw RUN_DIR/figures/*.png + *.pdf (PV loops, regional strain, bull's-eyes, J, 3-D view)
           with scripts/figures/run_figures.py and /usr/bin/python3 (docs/figures.md).
 

@@ -124,16 +124,18 @@ TEST_F(CliTest, BenchTimesEveryElementTypeAndRejectsAnUnknownOne) {
     EXPECT_EQ(row["threads"].get<int>(), 1);
     EXPECT_GT(row["element_updates_per_second"].get<double>(), 0);
     EXPECT_TRUE(row.contains("bytes_per_element"));
-    EXPECT_EQ(row["heart_default"].get<bool>(), row["element"] == "sampled_axes");
+    EXPECT_EQ(row["heart_default"].get<bool>(), row["element"] == "heart");
   }
-  EXPECT_EQ(seen, (std::vector<std::string>{"sampled_axes", "one_point", "bourguignon_cani", "baudet"}));
-  // --element heart: the element hearts use by default (material.element defaults to sampled_axes).
+  EXPECT_EQ(seen, (std::vector<std::string>{"heart", "sampled_axes", "one_point", "bourguignon_cani", "baudet"}));
+  // --element heart: the element hearts use by default (material.element defaults to sampled_axes),
+  // with the law as a beat runs it.
   const Result heart = cardiac(
       {"bench", "--element", "heart", "--sizes", "27", "--threads", "1", "--seconds", "0.01", "--json", json.string()});
   ASSERT_EQ(heart.code, 0) << heart.err;
   const nlohmann::json one = nlohmann::json::parse(slurp(json));
   ASSERT_EQ(one["results"].size(), 1u);
-  EXPECT_EQ(one["results"][0]["element"], "sampled_axes");
+  EXPECT_EQ(one["results"][0]["element"], "heart");
+  EXPECT_TRUE(one["results"][0]["heart_default"].get<bool>());
   const Result bad = cardiac({"bench", "--element", "heart,tetrahedra"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_HAS(bad.err, "'tetrahedra'");
