@@ -1,6 +1,6 @@
 """The AHA 17-segment bull's-eye (Cerqueira et al. 2002, Circulation 105:539) of a per-segment
 value, and the rule that marks segments which lengthen instead of shortening. Used by
-run_figures.py (docs/figures.md, bullseye_peak_strain).
+strain_figures.py (docs/figures.md, bullseye_peak_strain).
 """
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 
     /usr/bin/python3 render3d.py IN.vtu ARRAY VMIN VMAX CMAP OUT.png [--size PX] [--cut]
 
-Run by run_figures.py in its own process, because on Debian 12 the `vtk` Python module
+Run by frame_figures.py in its own process, because on Debian 12 the `vtk` Python module
 (python3-vtk9, VTK 9.1) renders only through GLX (vtkXOpenGLRenderWindow: no EGL or OSMesa render
-window is built in) and aborts the whole process when there is no X display. run_figures.py starts
+window is built in) and aborts the whole process when there is no X display. frame_figures.py starts
 this script under `xvfb-run -a` (a private virtual X server, Mesa software rendering) when DISPLAY
 is unset. IN.vtu holds the deformed geometry (points already moved) and the cell array ARRAY; the
 colour map CMAP is a matplotlib colour map name, so the colour bar drawn later by matplotlib matches.
