@@ -19,7 +19,7 @@ struct BenchOptions {
   std::vector<int> threads{1, 2};
   std::vector<std::string> elements{"heart", "sampled_axes", "one_point", "bourguignon_cani", "baudet"};
   double seconds = 1.0;   ///< minimum timed duration per case
-  bool all_isas = false;  ///< sampled_axes once per SIMD build the CPU runs (default: the widest)
+  bool all_isas = false;  ///< the sampled-axes rows once per SIMD build the CPU runs (default: the widest)
   std::string json_path;  ///< write results here if not empty
 };
 
