@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/mechanics/mesh.hpp"
 #include "heart/rest_location.hpp"
@@ -139,21 +141,32 @@ HeartRunResult solve_with_coarse_start(const HeartSimulation& sim, const MeshCon
                                        const meshing::VoxelMesh& fine, std::ostream* log) {
   const double coarse_size = 2 * fine.grid.spacing.maxCoeff();
   if (log) *log << "coarse-mesh start: meshing and solving at " << coarse_size << " mm first" << std::endl;
-  const MeshStageResult coarse = run_mesh_stages(with_element_size(mesh_config, coarse_size), nullptr);
-  const HeartRunResult c = run_heart_simulation(sim, coarse.mesh, log);
-  const Eigen::Matrix3Xd u = interpolate_displacement(coarse.mesh, c.state.x - coarse.mesh.mesh.rest, fine);
-  const Eigen::Matrix3Xd guess = fine.mesh.rest + u;
-  {
-    const auto w = mechanics::worst_element(fine.mesh, guess);
-    if (log) *log << "DEBUG worst J " << w.J << "\n";
+  std::optional<MeshStageResult> coarse;
+  std::optional<HeartRunResult> c;
+  try {
+    coarse = run_mesh_stages(with_element_size(mesh_config, coarse_size), nullptr);
+    c = run_heart_simulation(sim, coarse->mesh, log);
+  } catch (const Error& e) {  // e.g. walls too thin for the coarse voxels: the start is only an aid
+    if (log) *log << "coarse-mesh start: not available (" << e.what() << "); solving from rest" << std::endl;
+    HeartRunResult out = run_heart_simulation(sim, fine, log);
+    out.summary["coarse_start"] = {{"element_size_mm", coarse_size}, {"used", false}};
+    return out;
   }
+  const Eigen::Matrix3Xd guess =
+      fine.mesh.rest + interpolate_displacement(coarse->mesh, c->state.x - coarse->mesh.mesh.rest, fine);
   if (log) *log << "coarse-mesh start: solving at " << fine.grid.spacing.maxCoeff() << " mm" << std::endl;
   HeartRunResult out = run_heart_simulation(sim, fine, log, &guess);
   out.summary["coarse_start"] = {{"element_size_mm", coarse_size},
-                                 {"element_count", coarse.mesh.mesh.n_elements()},
-                                 {"iterations", c.summary["iterations"]},
-                                 {"seconds", c.summary["simulate_time_s"]}};
+                                 {"used", true},
+                                 {"element_count", coarse->mesh.mesh.n_elements()},
+                                 {"iterations", c->summary["iterations"]},
+                                 {"seconds", c->summary["simulate_time_s"]}};
   return out;
+}
+
+HeartRunResult run_quasi_static(const HeartSimulation& sim, const MeshConfig& mesh_config,
+                                const meshing::VoxelMesh& mesh, std::ostream* log) {
+  return sim.coarse_start ? solve_with_coarse_start(sim, mesh_config, mesh, log) : run_heart_simulation(sim, mesh, log);
 }
 
 }  // namespace cardio::pipeline

@@ -29,8 +29,14 @@ Eigen::Matrix3Xd interpolate_displacement(const meshing::VoxelMesh& coarse, cons
 
 /// run_heart_simulation on `fine` (meshed from `mesh_config`), started from the solution of the same
 /// simulation on a mesh of twice its element size. summary.json gets `coarse_start`: the coarse mesh's
-/// `element_size_mm`, `element_count`, `iterations` and `seconds`.
+/// `element_size_mm`, `used` (false: the coarse mesh or its solve failed, and the fine mesh was solved
+/// from rest), `element_count`, `iterations` and `seconds`.
 HeartRunResult solve_with_coarse_start(const HeartSimulation& sim, const MeshConfig& mesh_config,
                                        const meshing::VoxelMesh& fine, std::ostream* log);
+
+/// The quasi-static solve of a heart config: with simulation.initial_guess: coarse_mesh
+/// solve_with_coarse_start, else run_heart_simulation from rest.
+HeartRunResult run_quasi_static(const HeartSimulation& sim, const MeshConfig& mesh_config,
+                                const meshing::VoxelMesh& mesh, std::ostream* log);
 
 }  // namespace cardio::pipeline

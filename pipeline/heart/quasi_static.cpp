@@ -86,12 +86,14 @@ struct SolveStats {
   int cuts = 0;
   long factorisations = 0, krylov_iterations = 0;
   double residual = 0, assemble_seconds = 0, solve_seconds = 0;
+  long smoothing_iterations = 0;  ///< relaxation of a coarse-mesh guess (coarse_start.hpp)
   void add(const SolveStats& step) {
     converged = step.converged;
     iterations += step.iterations;
     cuts += step.cuts;
     factorisations += step.factorisations;
     krylov_iterations += step.krylov_iterations;
+    smoothing_iterations += step.smoothing_iterations;
     residual = step.residual;
     assemble_seconds += step.assemble_seconds;
     solve_seconds += step.solve_seconds;
@@ -145,6 +147,7 @@ json quasi_static_summary(const HeartSimulation& sim, const meshing::VoxelMesh& 
           {"load_step_cuts", totals.cuts},
           {"factorisations", totals.factorisations},
           {"krylov_iterations", totals.krylov_iterations},
+          {"smoothing_iterations", totals.smoothing_iterations},
           {"tangent_assembly_s", totals.assemble_seconds},
           {"linear_solve_s", totals.solve_seconds},
           {"load_steps", sim.load_steps},
@@ -169,11 +172,26 @@ json quasi_static_summary(const HeartSimulation& sim, const meshing::VoxelMesh& 
 
 /// Newton at the whole load from `guess` (no load steps, no cuts). True if it converged to a
 /// physical state; else `state` is back at rest, and the iterations spent count in `totals`.
-bool solve_from_guess(mechanics::NewtonSolver& newton, const HeartSimulation& sim, const meshing::VoxelMesh& m,
-                      const Eigen::Matrix3Xd& guess, const mechanics::LoadPath& path, mechanics::NodeState& state,
-                      SolveStats& totals, std::ostream* log) {
+constexpr long kSmoothingIterations = 5000;
+
+bool solve_from_guess(mechanics::NewtonSolver& newton, const mechanics::MassSpringSystem& sys,
+                      const HeartSimulation& sim, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& guess,
+                      const mechanics::LoadPath& path, mechanics::NodeState& state, SolveStats& totals,
+                      std::ostream* log) {
   const Eigen::Matrix3Xd rest = state.x;
   state.x = guess;
+  // Smooth the guess first: the coarse mesh gave its long waves, and explicit relaxation removes the
+  // short ones (the interpolation's local volume mismatches, which the stiff volume penalty turns
+  // into large forces) quickly, as a multigrid smoother does. Until the residual is no larger than
+  // the rest state's (the load itself), at most kSmoothingIterations.
+  mechanics::QuasiStaticOptions qs;
+  qs.residual_tol = 1.0;
+  qs.max_iterations = kSmoothingIterations;
+  const mechanics::QuasiStaticResult smoothed = mechanics::solve_quasi_static(sys, m.mesh, state, qs, path, 1.0, 1.0);
+  totals.smoothing_iterations = smoothed.iterations;
+  if (log)
+    *log << "coarse-mesh guess smoothed by " << smoothed.iterations << " relaxation iterations (relative residual "
+         << smoothed.residual << ")" << std::endl;
   SolveStats r = newton_step(newton, sim, state, path, 0.0, 1.0, 0, log);
   const bool physical = r.converged && mechanics::worst_element(m.mesh, state.x).J > 0;
   if (log)
@@ -227,7 +245,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   std::unique_ptr<mechanics::NewtonSolver> newton;
   if (sim.solver == StaticSolver::newton) newton = std::make_unique<mechanics::NewtonSolver>(sys, mesh);
   SolveStats totals;
-  if (guess && newton && solve_from_guess(*newton, sim, m, *guess, path, state, totals, log))
+  if (guess && newton && solve_from_guess(*newton, sys, sim, m, *guess, path, state, totals, log))
     return finish(sim, m, model, probe_at, std::move(state), Ta, totals, t0);
   // The config's load steps stay an outer loop: each ends with a log line and the check of a
   // physical state (an inverted element stops the run there), and Newton's own stepping would
