@@ -11,7 +11,7 @@
 #include "cardio/config/config.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "config/heart_config.hpp"
-#include "heart/quasi_static.hpp"
+#include "heart/coarse_start.hpp"
 #include "mesh/mesh_stage.hpp"
 
 using namespace cardio;
@@ -40,7 +40,7 @@ Outcome run(const std::string& config, const std::vector<std::string>& overrides
   for (const auto& o : overrides) doc->set_override(o);
   const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
   const pipeline::MeshStageResult mesh = pipeline::run_mesh_stages(cfg.mesh);
-  const pipeline::HeartRunResult r = pipeline::run_heart_simulation(*cfg.simulation, mesh.mesh, nullptr);
+  const pipeline::HeartRunResult r = pipeline::run_quasi_static(*cfg.simulation, cfg.mesh, mesh.mesh, nullptr);
   std::cout << config;
   for (const auto& o : overrides) std::cout << " " << o;
   for (const auto& p : r.summary["probes"])
@@ -90,6 +90,36 @@ TEST(Land2015, Problem3AtOneMillimetre) {
   EXPECT_LT(r.error("epicardial_apex"), 0.05);
   EXPECT_LT(cavity_error(r, 1.796), 0.03);
   EXPECT_LT(std::abs(r.summary["tissue_volume_change_percent"].get<double>()), 0.5);
+}
+
+TEST(Land2015, CoarseMeshStartGivesTheAnswerFromRestInFewerIterations) {
+  // simulation.initial_guess: coarse_mesh (heart/coarse_start.hpp) only changes where Newton starts:
+  // the converged state is the one solved from rest in load steps, to the solver's tolerance.
+  const Outcome rest = run("land2015_problem2.yaml", {"simulation.initial_guess=rest"});
+  const Outcome coarse = run("land2015_problem2.yaml", {"simulation.initial_guess=coarse_mesh"});
+  ASSERT_TRUE(coarse.summary["coarse_start"]["used"].get<bool>());
+  EXPECT_EQ(coarse.summary["coarse_start"]["element_size_mm"].get<double>(), 2.0);
+  for (const char* probe : {"endocardial_apex", "epicardial_apex"}) EXPECT_NEAR(coarse.z(probe), rest.z(probe), 1e-6);
+  EXPECT_LT(coarse.summary["iterations"].get<long>(), rest.summary["iterations"].get<long>());
+}
+
+TEST(Land2015, CoarseMeshDisplacementInterpolatesAnAffineFieldExactly) {
+  // The beam of problem 1 at 0.5 mm and 0.25 mm: both staircase grids cover the same box, so every
+  // fine node lies in a coarse element, where trilinear interpolation reproduces an affine field.
+  auto mesh_at = [](const char* size) {
+    auto doc =
+        config::Document::load_file(std::string(CARDIO_SOURCE_DIR) + "/configs/benchmarks/land2015_problem1.yaml");
+    doc->set_override(std::string("geometry.box.voxel_size=") + size);
+    return pipeline::run_mesh_stages(pipeline::parse_heart_config(*doc).mesh).mesh;
+  };
+  const meshing::VoxelMesh coarse = mesh_at("0.5 mm"), fine = mesh_at("0.25 mm");
+  Eigen::Matrix3d A;
+  A << 0.1, -0.2, 0.05, 0.3, 0.01, -0.07, -0.04, 0.2, 0.15;
+  const Eigen::Vector3d b(0.5, -1.0, 2.0);
+  const Eigen::Matrix3Xd u_coarse = (A * coarse.mesh.rest).colwise() + b;
+  const Eigen::Matrix3Xd u = pipeline::interpolate_displacement(coarse, u_coarse, fine);
+  const Eigen::Matrix3Xd expected = (A * fine.mesh.rest).colwise() + b;
+  EXPECT_LT((u - expected).cwiseAbs().maxCoeff(), 1e-12);
 }
 
 TEST(Land2015, EverySimdBuildGivesTheSameAnswerAndTheSummaryNamesIt) {

@@ -14,6 +14,7 @@
 #include "common/figures.hpp"
 #include "common/progress.hpp"
 #include "heart/beat_run.hpp"
+#include "heart/coarse_start.hpp"
 #include "heart/output_estimate.hpp"
 #include "heart/quasi_static.hpp"
 #include "heart/reference_stage.hpp"
@@ -191,7 +192,7 @@ int HeartRun::finish_beat(RunDir& dir, const meshing::VoxelMesh& mesh, pipeline:
 void HeartRun::finish_quasi_static(RunDir& dir, const meshing::VoxelMesh& mesh) {
   const fs::path& out = dir.path();
   std::ostream& log = dir.log().out();
-  pipeline::HeartRunResult h = pipeline::run_heart_simulation(*m_cfg.simulation, mesh, &log);
+  pipeline::HeartRunResult h = pipeline::run_quasi_static(*m_cfg.simulation, m_cfg.mesh, mesh, &log);
   Eigen::MatrixXd ta(1, mesh.mesh.n_elements());
   for (Eigen::Index e = 0; e < ta.cols(); ++e) ta(0, e) = h.active_tension[std::size_t(e)];
   io::write_vtu(out / "final.vtu", mesh.mesh, h.state.x, {{"velocity", h.state.v}},

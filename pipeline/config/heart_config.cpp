@@ -141,7 +141,7 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
   if (h.solver == StaticSolver::dynamic_relaxation) {
     h.residual_tol = sim.number("residual_tol", 1e-8, Range::open(0, 1));
     h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
-    for (const char* k : {"update_tol", "load_step_cuts", "linear_solver", "reuse_factorisation"})
+    for (const char* k : {"update_tol", "load_step_cuts", "linear_solver", "reuse_factorisation", "initial_guess"})
       sim.reject_if_present(k, "used with solver: newton only");
     return;
   }
@@ -155,6 +155,7 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
                                                             {"cg", mechanics::LinearSolver::cg}},
                                                            mechanics::LinearSolver::cholmod);
   h.reuse_factorisation = sim.boolean("reuse_factorisation", true);
+  h.coarse_start = sim.choice("initial_guess", {"rest", "coarse_mesh"}, "rest") == "coarse_mesh";
 }
 
 MyocardiumParams parse_myocardium(const Node& mat) {
@@ -258,7 +259,7 @@ void parse_beat(const Node& sim, const Node& root, const std::filesystem::path& 
   // A beat writes frames and tables; a probe would be ignored there.
   root.reject_if_present("probes", "used with simulation.mode: quasi_static only (a beat's motion is in its frames)");
   for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts",
-                        "linear_solver", "reuse_factorisation"})
+                        "linear_solver", "reuse_factorisation", "initial_guess"})
     sim.reject_if_present(k, "used with mode: quasi_static only");
   h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
   h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));
@@ -308,6 +309,10 @@ HeartSimulation parse_simulation(const Node& root, const std::filesystem::path& 
   h.probes = parse_probes(root);
   h.unloading = parse_unloading(root);
   h.passive_calibration = parse_passive_calibration(root, h.unloading);
+  if (h.coarse_start && h.unloading.enabled)
+    sim.fail("initial_guess",
+             "coarse_mesh solves the config on a coarser mesh of the image geometry, not of the unloaded reference; "
+             "use initial_guess: rest with unloading");
   if (h.unloading.enabled && h.material.element != mechanics::ElementKind::sampled_axes)
     root.child("unloading")
         .fail("enabled",

@@ -140,6 +140,9 @@ struct HeartSimulation {
   int load_step_cuts = 10;   ///< Newton: halvings of a failed increment
   mechanics::LinearSolver linear_solver = mechanics::LinearSolver::cholmod;  ///< Newton
   bool reuse_factorisation = true;  ///< Newton, cholmod: CG preconditioned by the last factor first
+  /// Newton: solve on a mesh of twice the element size first and start from its displacement
+  /// (simulation.initial_guess: coarse_mesh; heart/coarse_start.hpp).
+  bool coarse_start = false;
   std::vector<Probe> probes;
   UnloadingParams unloading;                     ///< the stress-free reference (unloading_config.hpp)
   PassiveCalibrationParams passive_calibration;  ///< Guccione C fitted to the Klotz EDPVR

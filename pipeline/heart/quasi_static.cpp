@@ -1,6 +1,5 @@
 #include "heart/quasi_static.hpp"
 
-#include <Eigen/LU>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +12,7 @@
 #include "cardio/mechanics/integrators.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/newton.hpp"
+#include "heart/rest_location.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -20,44 +20,9 @@ namespace {
 using mechanics::Quad;
 using nlohmann::json;
 
-/// The element of `m` whose rest shape contains `p`, with p's local coordinates there (voxel
-/// elements are parallelepipeds, so they are affine in p); nullopt if none near p's voxel does.
-std::optional<std::pair<std::int64_t, Eigen::Vector3d>> containing_element(const meshing::VoxelMesh& m,
-                                                                           const Eigen::Vector3d& p) {
-  const imaging::Grid& g = m.grid;
-  const Eigen::Vector3d ci = g.continuous_index(p);
-  const double tol = 1e-9;
-  for (int dk = -1; dk <= 1; ++dk)
-    for (int dj = -1; dj <= 1; ++dj)
-      for (int di = -1; di <= 1; ++di) {
-        const std::int64_t i = std::llround(ci[0]) + di, j = std::llround(ci[1]) + dj, k = std::llround(ci[2]) + dk;
-        if (!g.contains(i, j, k)) continue;
-        const auto it = std::lower_bound(m.voxel.begin(), m.voxel.end(), g.linear(i, j, k));
-        if (it == m.voxel.end() || *it != g.linear(i, j, k)) continue;
-        const auto& hex = m.mesh.hexes[std::size_t(it - m.voxel.begin())];
-        const Eigen::Vector3d X0 = m.mesh.rest.col(hex[0]);
-        Eigen::Matrix3d J;  // VTK order: nodes 1, 3, 4 are the +xi, +eta, +zeta neighbours of node 0
-        J << m.mesh.rest.col(hex[1]) - X0, m.mesh.rest.col(hex[3]) - X0, m.mesh.rest.col(hex[4]) - X0;
-        const Eigen::Vector3d xi = J.partialPivLu().solve(p - X0);
-        if ((xi.array() < -tol).any() || (xi.array() > 1 + tol).any()) continue;
-        return std::make_pair(std::int64_t(it - m.voxel.begin()), xi);
-      }
-  return std::nullopt;
-}
-
 /// Final position of a located probe: trilinear in its element, else its nearest node.
 Eigen::Vector3d probe_position(const ProbeLocation& loc, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
-  if (loc.element < 0) return x.col(loc.node);
-  static constexpr int kCorner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
-                                        {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
-  const auto& hex = m.mesh.hexes[std::size_t(loc.element)];
-  Eigen::Vector3d final_x = Eigen::Vector3d::Zero();
-  for (int n = 0; n < 8; ++n) {
-    double w = 1;
-    for (int a = 0; a < 3; ++a) w *= kCorner[n][a] ? loc.xi[a] : 1 - loc.xi[a];
-    final_x += w * x.col(hex[std::size_t(n)]);
-  }
-  return final_x;
+  return loc.element < 0 ? Eigen::Vector3d(x.col(loc.node)) : interpolate_in_element(m, loc.element, loc.xi, x);
 }
 
 json probe(const Probe& pr, const ProbeLocation& loc, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& x) {
@@ -94,8 +59,8 @@ std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const
   for (const Probe& pr : probes) {
     ProbeLocation loc;
     if (const auto in = containing_element(m, pr.point)) {
-      loc.element = in->first;
-      loc.xi = in->second;
+      loc.element = in->element;
+      loc.xi = in->xi;
     } else {
       loc.distance = (m.mesh.rest.colwise() - pr.point).colwise().norm().minCoeff(&loc.node);
       if (!(loc.distance <= diagonal))
@@ -121,12 +86,14 @@ struct SolveStats {
   int cuts = 0;
   long factorisations = 0, krylov_iterations = 0;
   double residual = 0, assemble_seconds = 0, solve_seconds = 0;
+  long smoothing_iterations = 0;  ///< relaxation of a coarse-mesh guess (coarse_start.hpp)
   void add(const SolveStats& step) {
     converged = step.converged;
     iterations += step.iterations;
     cuts += step.cuts;
     factorisations += step.factorisations;
     krylov_iterations += step.krylov_iterations;
+    smoothing_iterations += step.smoothing_iterations;
     residual = step.residual;
     assemble_seconds += step.assemble_seconds;
     solve_seconds += step.solve_seconds;
@@ -135,12 +102,12 @@ struct SolveStats {
 
 /// One load step by Newton's method (mechanics/newton.hpp), from load fraction s_from to s_to.
 SolveStats newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& sim, mechanics::NodeState& state,
-                       const mechanics::LoadPath& path, double s_from, double s_to, std::ostream* log) {
+                       const mechanics::LoadPath& path, double s_from, double s_to, int max_cuts, std::ostream* log) {
   mechanics::NewtonOptions o;
   o.residual_tol = sim.residual_tol;
   o.update_tol = sim.update_tol;
   o.max_iterations = int(sim.max_iterations);
-  o.max_cuts = sim.load_step_cuts;
+  o.max_cuts = max_cuts;
   o.linear_solver = sim.linear_solver;
   o.reuse_factorisation = sim.reuse_factorisation;
   const mechanics::NewtonStats st = newton.solve(state, path, s_from, s_to, o, log);
@@ -180,6 +147,7 @@ json quasi_static_summary(const HeartSimulation& sim, const meshing::VoxelMesh& 
           {"load_step_cuts", totals.cuts},
           {"factorisations", totals.factorisations},
           {"krylov_iterations", totals.krylov_iterations},
+          {"smoothing_iterations", totals.smoothing_iterations},
           {"tangent_assembly_s", totals.assemble_seconds},
           {"linear_solve_s", totals.solve_seconds},
           {"load_steps", sim.load_steps},
@@ -202,9 +170,60 @@ json quasi_static_summary(const HeartSimulation& sim, const meshing::VoxelMesh& 
               << sim.residual_tol << "); raise simulation.max_iterations or simulation.load_steps, or lower the loads");
 }
 
+/// Newton at the whole load from `guess` (no load steps, no cuts). True if it converged to a
+/// physical state; else `state` is back at rest, and the iterations spent count in `totals`.
+constexpr long kSmoothingIterations = 5000;
+
+bool solve_from_guess(mechanics::NewtonSolver& newton, const mechanics::MassSpringSystem& sys,
+                      const HeartSimulation& sim, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& guess,
+                      const mechanics::LoadPath& path, mechanics::NodeState& state, SolveStats& totals,
+                      std::ostream* log) {
+  const Eigen::Matrix3Xd rest = state.x;
+  state.x = guess;
+  // Smooth the guess first: the coarse mesh gave its long waves, and explicit relaxation removes the
+  // short ones (the interpolation's local volume mismatches, which the stiff volume penalty turns
+  // into large forces) quickly, as a multigrid smoother does. Until the residual is no larger than
+  // the rest state's (the load itself), at most kSmoothingIterations.
+  mechanics::QuasiStaticOptions qs;
+  qs.residual_tol = 1.0;
+  qs.max_iterations = kSmoothingIterations;
+  const mechanics::QuasiStaticResult smoothed = mechanics::solve_quasi_static(sys, m.mesh, state, qs, path, 1.0, 1.0);
+  totals.smoothing_iterations = smoothed.iterations;
+  if (log)
+    *log << "coarse-mesh guess smoothed by " << smoothed.iterations << " relaxation iterations (relative residual "
+         << smoothed.residual << ")" << std::endl;
+  SolveStats r = newton_step(newton, sim, state, path, 0.0, 1.0, 0, log);
+  const bool physical = r.converged && mechanics::worst_element(m.mesh, state.x).J > 0;
+  if (log)
+    *log << "from the coarse-mesh guess: " << r.iterations << " iterations, residual " << std::scientific
+         << std::setprecision(2) << r.residual << std::defaultfloat
+         << (physical ? "" : " (did not converge to a physical state: solving from rest in load steps)") << std::endl;
+  r.converged = physical;
+  totals.add(r);
+  if (physical) return true;
+  totals.converged = true;
+  state.x = rest;
+  return false;
+}
+
+HeartRunResult finish(const HeartSimulation& sim, const meshing::VoxelMesh& m, const HeartModel& model,
+                      const std::vector<ProbeLocation>& probe_at, mechanics::NodeState state,
+                      const std::vector<double>& Ta, const SolveStats& totals,
+                      std::chrono::steady_clock::time_point t0) {
+  HeartRunResult out;
+  out.active_tension = Ta;  // converged: the last increment's, at load fraction 1
+  out.summary = quasi_static_summary(sim, m, state.x, probe_at, totals);
+  out.summary["simd_isa"] = std::string(model.myocardium().simd_isa());
+  out.summary["simulate_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.state = std::move(state);
+  if (!totals.converged) fail_unconverged(sim, totals);
+  return out;
+}
+
 }  // namespace
 
-HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log) {
+HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& m, std::ostream* log,
+                                    const Eigen::Matrix3Xd* guess) {
   const auto t0 = std::chrono::steady_clock::now();
   const mechanics::HexMesh& mesh = m.mesh;
   // Before any work: a probe outside the mesh fails the run here, not after the solve.
@@ -226,12 +245,14 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
   std::unique_ptr<mechanics::NewtonSolver> newton;
   if (sim.solver == StaticSolver::newton) newton = std::make_unique<mechanics::NewtonSolver>(sys, mesh);
   SolveStats totals;
+  if (guess && newton && solve_from_guess(*newton, sys, sim, m, *guess, path, state, totals, log))
+    return finish(sim, m, model, probe_at, std::move(state), Ta, totals, t0);
   // The config's load steps stay an outer loop: each ends with a log line and the check of a
   // physical state (an inverted element stops the run there), and Newton's own stepping would
   // start with the whole load. Within a step the solver ramps the inputs along `path`.
   for (int k = 1; k <= sim.load_steps && totals.converged; ++k) {
     const double s_from = double(k - 1) / sim.load_steps, s = double(k) / sim.load_steps;
-    const SolveStats r = newton ? newton_step(*newton, sim, state, path, s_from, s, log)
+    const SolveStats r = newton ? newton_step(*newton, sim, state, path, s_from, s, sim.load_step_cuts, log)
                                 : relaxation_step(sys, mesh, sim, state, path, s_from, s);
     totals.add(r);
     if (log) {
@@ -248,14 +269,7 @@ HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::V
                          "the load is too large for this mesh and material (lower loads.pressures or active.tension), "
                          "or the steps too coarse (raise simulation.load_steps)");
   }
-  HeartRunResult out;
-  out.active_tension = Ta;  // converged: the last increment's, at load fraction 1
-  out.summary = quasi_static_summary(sim, m, state.x, probe_at, totals);
-  out.summary["simd_isa"] = std::string(model.myocardium().simd_isa());
-  out.summary["simulate_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  out.state = std::move(state);
-  if (!totals.converged) fail_unconverged(sim, totals);
-  return out;
+  return finish(sim, m, model, probe_at, std::move(state), Ta, totals, t0);
 }
 
 }  // namespace cardio::pipeline

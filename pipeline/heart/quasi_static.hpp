@@ -37,7 +37,10 @@ std::vector<ProbeLocation> locate_probes(const std::vector<Probe>& probes, const
                                          std::ostream* log = nullptr);
 
 /// Build the model on `mesh` and solve (the probes are located first). Config problems found here (a tag that does not
-/// exist, a plane that selects nothing) are cardio::Error naming the config location.
-HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log);
+/// exist, a plane that selects nothing) are cardio::Error naming the config location. With `guess` (node positions
+/// under the whole load, e.g. from a coarser mesh: coarse_start.hpp) Newton starts there at the whole load, and
+/// solves from rest in the config's load steps only if that does not converge to a physical state.
+HeartRunResult run_heart_simulation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, std::ostream* log,
+                                    const Eigen::Matrix3Xd* guess = nullptr);
 
 }  // namespace cardio::pipeline
