@@ -141,8 +141,12 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
   if (h.solver == StaticSolver::dynamic_relaxation) {
     h.residual_tol = sim.number("residual_tol", 1e-8, Range::open(0, 1));
     h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
-    for (const char* k : {"update_tol", "load_step_cuts", "linear_solver", "reuse_factorisation", "initial_guess"})
+    for (const char* k : {"update_tol", "load_step_cuts", "linear_solver", "reuse_factorisation"})
       sim.reject_if_present(k, "used with solver: newton only");
+    if (sim.choice("initial_guess", {"rest", "coarse_mesh"}, "rest") == "coarse_mesh")
+      sim.fail("initial_guess",
+               "coarse_mesh starts Newton's method; solver: dynamic_relaxation (e.g. "
+               "material.element: one_point) starts from rest: set initial_guess: rest");
     return;
   }
   h.residual_tol = sim.number("residual_tol", 1e-6, Range::open(0, 1));
