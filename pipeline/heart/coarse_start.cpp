@@ -5,11 +5,11 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <vector>
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
 #include "cardio/mechanics/mesh.hpp"
+#include "heart/guess_smoothing.hpp"
 #include "heart/rest_location.hpp"
 #include "mesh/mesh_stage.hpp"
 
@@ -93,37 +93,6 @@ std::pair<std::int64_t, Eigen::Vector3d> nearest_element(const meshing::VoxelMes
   return best;
 }
 
-/// Smooth the displacement of the nodes of inverted elements (rest + u) towards the mean of their
-/// element neighbours, a few Jacobi sweeps, until no element is inverted (or `sweeps` run out).
-/// The interpolation from the coarse mesh can fold a thin fine element where the two fitted
-/// surfaces differ; Newton cannot start from a folded element.
-void unfold(const mechanics::HexMesh& mesh, Eigen::Matrix3Xd& u, int sweeps) {
-  for (int s = 0; s < sweeps; ++s) {
-    const Eigen::Matrix3Xd x = mesh.rest + u;
-    std::vector<char> bad(std::size_t(mesh.n_nodes()), 0);
-    bool any = false;
-    for (std::int64_t e = 0; e < mesh.n_elements(); ++e) {
-      const auto& hex = mesh.hexes[std::size_t(e)];
-      mechanics::NodeMatrix corners;
-      for (int c = 0; c < 8; ++c) corners.col(c) = x.col(hex[std::size_t(c)]);
-      if (mechanics::min_corner_jacobian(corners) > 0) continue;
-      any = true;
-      for (auto n : hex) bad[std::size_t(n)] = 1;
-    }
-    if (!any) return;
-    Eigen::Matrix3Xd sum = Eigen::Matrix3Xd::Zero(3, mesh.n_nodes());
-    Eigen::VectorXd count = Eigen::VectorXd::Zero(mesh.n_nodes());
-    for (const auto& hex : mesh.hexes)
-      for (auto n : hex)
-        if (bad[std::size_t(n)]) {
-          for (auto m : hex) sum.col(n) += u.col(m);
-          count[n] += 8;
-        }
-    for (std::int64_t n = 0; n < mesh.n_nodes(); ++n)
-      if (bad[std::size_t(n)]) u.col(n) = sum.col(n) / count[n];
-  }
-}
-
 }  // namespace
 
 Eigen::Matrix3Xd interpolate_displacement(const meshing::VoxelMesh& coarse, const Eigen::Matrix3Xd& u_coarse,
@@ -133,7 +102,7 @@ Eigen::Matrix3Xd interpolate_displacement(const meshing::VoxelMesh& coarse, cons
     const auto [element, xi] = nearest_element(coarse, fine.mesh.rest.col(n));
     if (element >= 0) u.col(n) = interpolate_in_element(coarse, element, xi, u_coarse);
   });
-  unfold(fine.mesh, u, 20);
+  unfold_inverted_elements(fine.mesh, u);
   return u;
 }
 

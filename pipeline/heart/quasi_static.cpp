@@ -12,6 +12,7 @@
 #include "cardio/mechanics/integrators.hpp"
 #include "cardio/mechanics/myocardium.hpp"
 #include "cardio/mechanics/newton.hpp"
+#include "heart/guess_smoothing.hpp"
 #include "heart/rest_location.hpp"
 
 namespace cardio::pipeline {
@@ -170,28 +171,16 @@ json quasi_static_summary(const HeartSimulation& sim, const meshing::VoxelMesh& 
               << sim.residual_tol << "); raise simulation.max_iterations or simulation.load_steps, or lower the loads");
 }
 
-/// Newton at the whole load from `guess` (no load steps, no cuts). True if it converged to a
-/// physical state; else `state` is back at rest, and the iterations spent count in `totals`.
-constexpr long kSmoothingIterations = 5000;
-
+/// Newton at the whole load from `guess`, smoothed first (guess_smoothing.hpp; no load steps, no
+/// cuts). True if it converged to a physical state; else `state` is back at rest, and the iterations
+/// spent count in `totals`.
 bool solve_from_guess(mechanics::NewtonSolver& newton, const mechanics::MassSpringSystem& sys,
                       const HeartSimulation& sim, const meshing::VoxelMesh& m, const Eigen::Matrix3Xd& guess,
                       const mechanics::LoadPath& path, mechanics::NodeState& state, SolveStats& totals,
                       std::ostream* log) {
   const Eigen::Matrix3Xd rest = state.x;
   state.x = guess;
-  // Smooth the guess first: the coarse mesh gave its long waves, and explicit relaxation removes the
-  // short ones (the interpolation's local volume mismatches, which the stiff volume penalty turns
-  // into large forces) quickly, as a multigrid smoother does. Until the residual is no larger than
-  // the rest state's (the load itself), at most kSmoothingIterations.
-  mechanics::QuasiStaticOptions qs;
-  qs.residual_tol = 1.0;
-  qs.max_iterations = kSmoothingIterations;
-  const mechanics::QuasiStaticResult smoothed = mechanics::solve_quasi_static(sys, m.mesh, state, qs, path, 1.0, 1.0);
-  totals.smoothing_iterations = smoothed.iterations;
-  if (log)
-    *log << "coarse-mesh guess smoothed by " << smoothed.iterations << " relaxation iterations (relative residual "
-         << smoothed.residual << ")" << std::endl;
+  totals.smoothing_iterations = smooth_guess(sys, m.mesh, state, path, log).iterations;
   SolveStats r = newton_step(newton, sim, state, path, 0.0, 1.0, 0, log);
   const bool physical = r.converged && mechanics::worst_element(m.mesh, state.x).J > 0;
   if (log)
