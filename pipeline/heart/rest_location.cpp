@@ -3,6 +3,7 @@
 #include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace cardio::pipeline {
 
@@ -22,26 +23,74 @@ Eigen::Vector3d trilinear(const Eigen::Matrix3Xd& field, const mechanics::Hex& h
 
 }  // namespace
 
-std::optional<RestLocation> containing_element(const meshing::VoxelMesh& m, const Eigen::Vector3d& p) {
+std::vector<std::int64_t> elements_near(const meshing::VoxelMesh& m, const Eigen::Vector3d& p, int reach) {
   const imaging::Grid& g = m.grid;
   const Eigen::Vector3d ci = g.continuous_index(p);
-  const double tol = 1e-9;
-  for (int dk = -1; dk <= 1; ++dk)
-    for (int dj = -1; dj <= 1; ++dj)
-      for (int di = -1; di <= 1; ++di) {
+  std::vector<std::int64_t> out;
+  for (int dk = -reach; dk <= reach; ++dk)
+    for (int dj = -reach; dj <= reach; ++dj)
+      for (int di = -reach; di <= reach; ++di) {
         const std::int64_t i = std::llround(ci[0]) + di, j = std::llround(ci[1]) + dj, k = std::llround(ci[2]) + dk;
         if (!g.contains(i, j, k)) continue;
         const auto it = std::lower_bound(m.voxel.begin(), m.voxel.end(), g.linear(i, j, k));
-        if (it == m.voxel.end() || *it != g.linear(i, j, k)) continue;
-        const auto& hex = m.mesh.hexes[std::size_t(it - m.voxel.begin())];
-        const Eigen::Vector3d X0 = m.mesh.rest.col(hex[0]);
-        Eigen::Matrix3d J;  // VTK order: nodes 1, 3, 4 are the +xi, +eta, +zeta neighbours of node 0
-        J << m.mesh.rest.col(hex[1]) - X0, m.mesh.rest.col(hex[3]) - X0, m.mesh.rest.col(hex[4]) - X0;
-        const Eigen::Vector3d xi = J.partialPivLu().solve(p - X0);
-        if ((xi.array() < -tol).any() || (xi.array() > 1 + tol).any()) continue;
-        return RestLocation{std::int64_t(it - m.voxel.begin()), xi};
+        if (it != m.voxel.end() && *it == g.linear(i, j, k)) out.push_back(it - m.voxel.begin());
       }
+  return out;
+}
+
+std::optional<RestLocation> containing_element(const meshing::VoxelMesh& m, const Eigen::Vector3d& p) {
+  const double tol = 1e-9;
+  for (std::int64_t e : elements_near(m, p, 1)) {
+    const auto& hex = m.mesh.hexes[std::size_t(e)];
+    const Eigen::Vector3d X0 = m.mesh.rest.col(hex[0]);
+    Eigen::Matrix3d J;  // VTK order: nodes 1, 3, 4 are the +xi, +eta, +zeta neighbours of node 0
+    J << m.mesh.rest.col(hex[1]) - X0, m.mesh.rest.col(hex[3]) - X0, m.mesh.rest.col(hex[4]) - X0;
+    const Eigen::Vector3d xi = J.partialPivLu().solve(p - X0);
+    if ((xi.array() < -tol).any() || (xi.array() > 1 + tol).any()) continue;
+    return RestLocation{e, xi};
+  }
   return std::nullopt;
+}
+
+/// Local coordinates of p in the trilinear element `hex` (rest positions X): Newton's method on
+/// x(xi) = p from the element's centre (exact in one step for a box; fitted elements need a few).
+Eigen::Vector3d local_coordinates(const Eigen::Matrix3Xd& X, const mechanics::Hex& hex, const Eigen::Vector3d& p) {
+  Eigen::Vector3d xi = Eigen::Vector3d::Constant(0.5);
+  for (int it = 0; it < 8; ++it) {
+    Eigen::Vector3d x = Eigen::Vector3d::Zero();
+    Eigen::Matrix3d J = Eigen::Matrix3d::Zero();  // dx/dxi
+    for (int n = 0; n < 8; ++n) {
+      Eigen::Vector3d dw = Eigen::Vector3d::Ones();
+      double w = 1;
+      for (int a = 0; a < 3; ++a) {
+        const double f = kCorner[n][a] ? xi[a] : 1 - xi[a];
+        w *= f;
+        for (int b = 0; b < 3; ++b) dw[b] *= b == a ? (kCorner[n][a] ? 1.0 : -1.0) : f;
+      }
+      x += w * X.col(hex[std::size_t(n)]);
+      J += X.col(hex[std::size_t(n)]) * dw.transpose();
+    }
+    const Eigen::Vector3d step = J.partialPivLu().solve(p - x);
+    xi += step;
+    if (!(step.norm() > 1e-12)) break;
+  }
+  return xi;
+}
+
+RestLocation nearest_element(const meshing::VoxelMesh& m, const Eigen::Vector3d& p, int reach) {
+  RestLocation best;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (std::int64_t e : elements_near(m, p, reach)) {
+    const Eigen::Vector3d xi = local_coordinates(m.mesh.rest, m.mesh.hexes[std::size_t(e)], p);
+    const Eigen::Vector3d clamped = xi.cwiseMax(0.0).cwiseMin(1.0);
+    const double distance =
+        (xi - clamped).isZero(1e-9) ? 0.0 : (interpolate_in_element(m, e, clamped, m.mesh.rest) - p).norm();
+    if (distance < best_distance) {  // ties: the first in scan order, deterministic
+      best_distance = distance;
+      best = {e, clamped};
+    }
+  }
+  return best;
 }
 
 Eigen::Vector3d interpolate_in_element(const meshing::VoxelMesh& m, std::int64_t element, const Eigen::Vector3d& xi,
