@@ -1,10 +1,9 @@
 #pragma once
 /// @file guess_smoothing.hpp
-/// Making a start for Newton out of an approximate solution (a coarse mesh's, or the last unloading
-/// inflation's): unfold the elements it inverts, then smooth it by explicit relaxation. An
-/// approximate solution is right in its long waves and wrong in short ones (local volume mismatches
-/// that the stiff volume penalty turns into forces many times the load); explicit dynamic relaxation
-/// removes short waves quickly, as a multigrid smoother does, and Newton then converges from there.
+/// Making a start for Newton out of an approximate solution (a coarse mesh's: coarse_start.hpp): unfold the elements it
+/// inverts, then smooth it by explicit relaxation. An approximate solution is right in its long waves and wrong in
+/// short ones (local volume mismatches that the stiff volume penalty turns into forces many times the load); explicit
+/// dynamic relaxation removes short waves quickly, as a multigrid smoother does, and Newton then converges from there.
 #include <Eigen/Core>
 #include <ostream>
 

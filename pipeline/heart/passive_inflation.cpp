@@ -5,7 +5,6 @@
 #include "cardio/core/error.hpp"
 #include "cardio/mechanics/integrators.hpp"
 #include "cardio/mechanics/mesh.hpp"
-#include "heart/guess_smoothing.hpp"
 
 namespace cardio::pipeline {
 namespace {
@@ -69,21 +68,10 @@ bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, in
   return true;
 }
 
-Eigen::Matrix3Xd PassiveInflation::smoothed(const Eigen::Matrix3Xd& guess) const {
-  const Eigen::Matrix3Xd& rest = m_mesh.mesh.rest;
-  Eigen::Matrix3Xd u = guess - rest;
-  unfold_inverted_elements(m_mesh.mesh, u);
-  mechanics::NodeState state = m_model.system->rest_state();
-  state.x = rest + u;
-  const mechanics::LoadPath path = [](double s) { return mechanics::ForceInputs{s, {}, {}}; };
-  smooth_guess(*m_model.system, m_mesh.mesh, state, path, nullptr);
-  return state.x;
-}
-
 InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, int load_steps) {
   InflationOutcome out;
   if (guess) {
-    out.x = smoothed(*guess);
+    out.x = *guess;
     if (solve(out.x, 0.0, 1.0, 0, out)) {
       out.converged = true;
       return out;

@@ -46,8 +46,6 @@ class PassiveInflation {
 
  private:
   bool solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, InflationOutcome& out);
-  /// A guess made a start for Newton: unfolded and smoothed (guess_smoothing.hpp).
-  Eigen::Matrix3Xd smoothed(const Eigen::Matrix3Xd& guess) const;
 
   const meshing::VoxelMesh& m_mesh;
   mechanics::NewtonOptions m_options;
