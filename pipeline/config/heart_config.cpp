@@ -131,6 +131,7 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
   const bool has_tangent = h.material.element == mechanics::ElementKind::sampled_axes;
   h.solver =
       sim.choice_of("solver", kStaticSolvers, has_tangent ? StaticSolver::newton : StaticSolver::dynamic_relaxation);
+  h.coarse_start = sim.choice("initial_guess", {"rest", "coarse_mesh"}, "rest") == "coarse_mesh";
   if (h.solver == StaticSolver::newton && !has_tangent)
     sim.fail("solver",
              "Newton's method needs the tangent of the sampled-axes element; the one-point element "
@@ -143,7 +144,7 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
     h.max_iterations = sim.integer("max_iterations", 2000000, 1, 1000000000L);
     for (const char* k : {"update_tol", "load_step_cuts", "linear_solver", "reuse_factorisation"})
       sim.reject_if_present(k, "used with solver: newton only");
-    if (sim.choice("initial_guess", {"rest", "coarse_mesh"}, "rest") == "coarse_mesh")
+    if (h.coarse_start)
       sim.fail("initial_guess",
                "coarse_mesh starts Newton's method; solver: dynamic_relaxation (e.g. "
                "material.element: one_point) starts from rest: set initial_guess: rest");
@@ -159,7 +160,6 @@ void parse_static_solver(const Node& sim, HeartSimulation& h) {
                                                             {"cg", mechanics::LinearSolver::cg}},
                                                            mechanics::LinearSolver::cholmod);
   h.reuse_factorisation = sim.boolean("reuse_factorisation", true);
-  h.coarse_start = sim.choice("initial_guess", {"rest", "coarse_mesh"}, "rest") == "coarse_mesh";
 }
 
 MyocardiumParams parse_myocardium(const Node& mat) {

@@ -112,8 +112,15 @@ SolveStats newton_step(mechanics::NewtonSolver& newton, const HeartSimulation& s
   o.linear_solver = sim.linear_solver;
   o.reuse_factorisation = sim.reuse_factorisation;
   const mechanics::NewtonStats st = newton.solve(state, path, s_from, s_to, o, log);
-  return {st.converged, st.iterations,       st.cuts,         st.factorisations, st.krylov_iterations,
-          st.residual,  st.assemble_seconds, st.solve_seconds};
+  // Designated initialisers: a field added to SolveStats cannot shift the others.
+  return {.converged = st.converged,
+          .iterations = st.iterations,
+          .cuts = st.cuts,
+          .factorisations = st.factorisations,
+          .krylov_iterations = st.krylov_iterations,
+          .residual = st.residual,
+          .assemble_seconds = st.assemble_seconds,
+          .solve_seconds = st.solve_seconds};
 }
 
 /// One load step by dynamic relaxation (mechanics/integrators.hpp), from load fraction s_from to s_to.
@@ -125,7 +132,7 @@ SolveStats relaxation_step(const mechanics::MassSpringSystem& sys, const mechani
   qs.residual_tol = sim.residual_tol;
   qs.max_iterations = sim.max_iterations;
   const mechanics::QuasiStaticResult r = mechanics::solve_quasi_static(sys, mesh, state, qs, path, s_from, s_to);
-  return {r.converged, r.iterations, 0, 0, 0, r.residual, 0, 0};
+  return {.converged = r.converged, .iterations = r.iterations, .residual = r.residual};
 }
 
 /// summary.json of a quasi-static run (the caller adds the timing and the SIMD build).
