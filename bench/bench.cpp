@@ -47,6 +47,11 @@ double triad_bandwidth() {
   return best + 0 * a[n / 2];
 }
 
+// The arithmetic each row times: hearts beat in single precision by default.
+mech::Precision bench_precision(const std::string& element) {
+  return element == "heart" ? mech::Precision::single_precision : mech::Precision::double_precision;
+}
+
 // The internal forces of one element type on `mesh` (the active tension is an input: active_inputs).
 std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, const std::string& isa,
                                                   const mech::HexMesh& mesh) {
@@ -61,15 +66,17 @@ std::unique_ptr<mech::InternalForces> make_forces(const std::string& element, co
     return std::make_unique<mech::BaudetCubeForces>(
         mesh, std::vector<mech::BaudetConstants>{mech::calibrate_baudet(10, 0.45, 1.0, 0.01)});
   // "heart": the law as a beat runs it (pipeline/config/heart_config.cpp): no viscous stress (the
-  // beat damps through the integrator, mass-proportionally) and no active-strain option; the active
-  // tension is on. The other Guccione rows switch both on, so every term of the kernel is timed.
+  // beat damps through the integrator, mass-proportionally), no active-strain option, and single
+  // precision (simulation.precision); the active tension is on. The other Guccione rows switch
+  // both on and compute in double, so every term of the kernel is timed.
   mech::GuccioneLaw law;
   if (element != "heart") {
     law.damping_time = 0.01;
     law.active.beta = 0.1;
   }
   const auto kind = element == "one_point" ? mech::ElementKind::one_point : mech::ElementKind::sampled_axes;
-  auto forces = std::make_unique<mech::GuccioneForces>(mesh, std::vector<mech::GuccioneLaw>{law}, kind);
+  auto forces =
+      std::make_unique<mech::GuccioneForces>(mesh, std::vector<mech::GuccioneLaw>{law}, kind, bench_precision(element));
   if (!isa.empty()) forces->use_simd_isa(isa);
   return forces;
 }
@@ -88,7 +95,8 @@ void bench_case(const std::string& element, const std::string& isa, long target,
   mech::MassSpringSystem sys(mesh, std::move(model), mech::lumped_masses(mesh, {1.06}));
   // Every term on: active tension and activation on every element (the passive elements ignore them).
   const std::vector<double> Ta(std::size_t(mesh.n_elements()), 60.0), activation(Ta.size(), 0.5);
-  const mech::ForceInputs in{1.0, Ta, activation};
+  const mech::ForceInputs in{1.0, Ta, activation, bench_precision(element)};
+  const std::string precision = in.precision == mech::Precision::single_precision ? "single" : "double";
   mech::NodeState s = sys.rest_state(0);
   // A small random perturbation so no spring sits exactly at rest.
   for (Eigen::Index i = 0; i < s.x.cols(); ++i)
@@ -114,7 +122,8 @@ void bench_case(const std::string& element, const std::string& isa, long target,
     const double ups = static_cast<double>(mesh.n_elements()) * steps / elapsed;
     out << std::setw(24) << element << std::setw(10) << mesh.n_elements() << std::setw(9) << t << std::setw(12) << steps
         << std::setw(14) << std::setprecision(1) << 1e9 / ups << std::setw(16) << std::setprecision(2) << ups / 1e6
-        << std::setw(14) << std::setprecision(0) << bytes_per_element << std::setw(10) << simd << "\n";
+        << std::setw(14) << std::setprecision(0) << bytes_per_element << std::setw(10) << simd << std::setw(11)
+        << precision << "\n";
     results.push_back({{"element", element},
                        {"heart_default", element == "heart"},
                        {"elements", mesh.n_elements()},
@@ -125,7 +134,8 @@ void bench_case(const std::string& element, const std::string& isa, long target,
                        {"element_updates_per_second", ups},
                        {"ns_per_element_update", 1e9 / ups},
                        {"bytes_per_element", bytes_per_element},
-                       {"simd_isa", simd}});
+                       {"simd_isa", simd},
+                       {"precision", precision}});
   }
 }
 
@@ -156,7 +166,7 @@ void run_bench(const BenchOptions& o, std::ostream& out) {
   out << "\n"
       << std::setw(24) << "element" << std::setw(10) << "elements" << std::setw(9) << "threads" << std::setw(12)
       << "steps" << std::setw(14) << "ns/element" << std::setw(16) << "Mupdates/s" << std::setw(14) << "bytes/elem"
-      << std::setw(10) << "simd"
+      << std::setw(10) << "simd" << std::setw(11) << "precision"
       << "\n";
   for (const std::string& name : o.elements) {
     const std::string element = bench_element(name);

@@ -273,6 +273,9 @@ void parse_beat(const Node& sim, const Node& root, const std::filesystem::path& 
   h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());
   h.mass_scaling = sim.number("mass_scaling", 1.0, Range::closed(1, 1e6));
   h.selective_mass_scaling = sim.number("selective_mass_scaling", 0.0, Range::closed(0, 0.5));
+  h.precision = sim.choice("precision", {"single", "double"}, "single") == "single"
+                    ? mechanics::Precision::single_precision
+                    : mechanics::Precision::double_precision;
   root.reject_if_present("loads", "cavity pressures come from the circulation in simulation.mode: beat");
   h.activation = parse_activation(root.child("activation"), h.period, base);
   CirculationConfig circ = parse_circulation(root.child("circulation"), h.first_onset, h.period);

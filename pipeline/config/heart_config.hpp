@@ -131,6 +131,9 @@ struct HeartSimulation {
   /// tissue mass goes to the elements that limit the explicit step; 0 = off.
   double selective_mass_scaling = 0;
   double mass_scaling = 1;  ///< nodal masses x this (explicit step x sqrt of it; inertia is small in a heart beat)
+  /// Arithmetic of the explicit element loop (sampled axes): single stores the element constants in
+  /// single precision and computes the forces so (docs/performance.md, "Single precision").
+  mechanics::Precision precision = mechanics::Precision::single_precision;
   // quasi-static mode
   int load_steps = 10;
   double residual_tol = 1e-6;

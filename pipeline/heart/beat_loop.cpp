@@ -38,7 +38,7 @@ BeatSetup prepare_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   BeatSetup setup;
   // Damping acts on the nodal velocities (in the loop), not through the stiffness:
   // stiffness-proportional damping would shrink the explicit time step by the factor w tau.
-  setup.model = build_heart_model(sim, m, sim.mass_scaling);
+  setup.model = build_heart_model(sim, m, sim.mass_scaling, {}, sim.precision);
   if (const auto& s = setup.model.selective_mass; s && log)
     *log << "selective mass scaling: " << s->scaled_elements << " elements, +" << 100 * s->added_mass_fraction
          << " % mass (largest element x" << s->largest_element_factor << "); largest element frequency bound "
@@ -82,7 +82,8 @@ void BeatLoop::begin_step() {
 }
 
 std::optional<circulation::Overrun> BeatLoop::step() {
-  const mechanics::ForceInputs in = inputs();
+  mechanics::ForceInputs in = inputs();
+  in.precision = m_sim.precision;  // the step's forces; the stable-step estimate differences them in double
   const auto forces = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& f) {
     m_system.forces(x, v, in, f);
     m_cavities.add_forces(x, f);

@@ -98,10 +98,10 @@ mechanics::BoundaryConditions heart_boundary(const HeartSimulation& sim, const m
 }  // namespace
 
 HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& m, double mass_scaling,
-                             mechanics::Loads loads) {
+                             mechanics::Loads loads, mechanics::Precision storage) {
   const mechanics::HexMesh& mesh = m.mesh;
   auto forces = std::make_unique<mechanics::GuccioneForces>(
-      mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), sim.material.law), sim.material.element);
+      mesh, std::vector<mechanics::GuccioneLaw>(m.labels_used.size(), sim.material.law), sim.material.element, storage);
   if (sim.simd != "auto") {
     try {
       forces->use_simd_isa(sim.simd);

@@ -28,9 +28,11 @@ struct HeartModel {
   std::optional<mechanics::SelectiveMassScaling> selective_mass;
 };
 
-/// Build the model on `mesh` with nodal masses x `mass_scaling` and `loads` (at load factor 1).
+/// Build the model on `mesh` with nodal masses x `mass_scaling` and `loads` (at load factor 1), the
+/// element constants stored in `storage` precision (single: the explicit beat).
 HeartModel build_heart_model(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, double mass_scaling = 1.0,
-                             mechanics::Loads loads = {});
+                             mechanics::Loads loads = {},
+                             mechanics::Precision storage = mechanics::Precision::double_precision);
 
 /// A non-physical state is a failure: throws cardio::Error when an element is inverted (det F <= 0
 /// at one of its 2x2x2 Gauss points, or a NaN position) or a cavity's volume is not positive,

@@ -14,32 +14,48 @@
 namespace cardio::mechanics {
 namespace detail {
 
-/// The sampled-axes elements in SIMD blocks (sampled_axes_batch.hpp) and the loop that runs them.
+/// The sampled-axes elements in SIMD blocks (sampled_axes_batch.hpp), stored in double or in single
+/// precision, and the loop that runs them.
 struct SampledElements {
-  std::vector<double> blocks;
+  std::vector<double> blocks;              ///< double storage (empty in single)
+  std::vector<float> single_blocks;        ///< single-precision storage (empty in double)
   std::vector<double> material_constants;  ///< kMaterialValues per law
   SampledKernel kernel;
 
-  SampledElements(std::size_t n, const std::vector<GuccioneLaw>& laws)
-      : blocks((n + kBlockLanes - 1) / kBlockLanes * kBlockLanes * kBlockValues),
-        kernel(runnable_sampled_kernels().front()) {
+  SampledElements(std::size_t n, const std::vector<GuccioneLaw>& laws, Precision storage)
+      : kernel(runnable_sampled_kernels().front()) {
+    if (storage == Precision::single_precision)
+      single_blocks.resize((n + kSingleBlockLanes - 1) / kSingleBlockLanes * kSingleBlockLanes * kBlockValues);
+    else
+      blocks.resize((n + kBlockLanes - 1) / kBlockLanes * kBlockLanes * kBlockValues);
     for (const GuccioneLaw& m : laws)
       material_constants.insert(material_constants.end(),
                                 {m.C, m.b_f, m.b_t, m.b_fs, m.bulk, m.damping_time, m.active.beta, m.active.gamma});
   }
-  double& value(std::size_t e, int k) {
-    return blocks[((e / kBlockLanes) * kBlockValues + k) * kBlockLanes + e % kBlockLanes];
+  bool single() const { return !single_blocks.empty(); }
+  std::size_t padded_count() const {
+    return single() ? single_blocks.size() / kBlockValues : blocks.size() / kBlockValues;
+  }
+  static std::size_t index(std::size_t e, int k, std::size_t lanes) {
+    return ((e / lanes) * kBlockValues + std::size_t(k)) * lanes + e % lanes;
+  }
+  void put(std::size_t e, int k, double value) {
+    if (single())
+      single_blocks[index(e, k, kSingleBlockLanes)] = static_cast<float>(value);
+    else
+      blocks[index(e, k, kBlockLanes)] = value;
   }
   double value(std::size_t e, int k) const {
-    return blocks[((e / kBlockLanes) * kBlockValues + k) * kBlockLanes + e % kBlockLanes];
+    return single() ? double(single_blocks[index(e, k, kSingleBlockLanes)]) : blocks[index(e, k, kBlockLanes)];
   }
   void set(std::size_t e, const SampledElementData& d) {
     for (int g = 0; g < kSamples; ++g) {
-      for (int k = 0; k < 9; ++k) value(e, 9 * g + k) = d.map[std::size_t(g)].data()[k];
-      value(e, kWeightOffset + g) = d.weight[std::size_t(g)];
+      for (int k = 0; k < 9; ++k) put(e, 9 * g + k, d.map[std::size_t(g)].data()[k]);
+      put(e, kWeightOffset + g, d.weight[std::size_t(g)]);
     }
-    value(e, kVolumeOffset) = d.volume;
+    put(e, kVolumeOffset, d.volume);
   }
+  /// The stored data (in single storage: the single-precision values, exactly, as doubles).
   SampledElementData get(std::size_t e) const {
     SampledElementData d;
     for (int g = 0; g < kSamples; ++g) {
@@ -53,13 +69,13 @@ struct SampledElements {
   void pad(std::size_t n) {
     if (n == 0) return;
     const SampledElementData last = get(n - 1);
-    for (std::size_t e = n; e < blocks.size() / kBlockValues; ++e) set(e, last);
+    for (std::size_t e = n; e < padded_count(); ++e) set(e, last);
   }
 };
 
 }  // namespace detail
 
-GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind)
+GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind, Precision storage)
     : m_hexes(mesh.hexes), m_material(mesh.material), m_laws(std::move(laws)), m_kind(kind) {
   CARDIO_CHECK(!m_laws.empty(), "Guccione forces need at least one material law");
   for (std::size_t k = 0; k < m_laws.size(); ++k) {
@@ -74,7 +90,7 @@ GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> law
                                                            << m_laws.size() << " are defined");
   const bool sampled = kind == ElementKind::sampled_axes;
   if (sampled) {
-    m_sampled = std::make_unique<detail::SampledElements>(m_hexes.size(), m_laws);
+    m_sampled = std::make_unique<detail::SampledElements>(m_hexes.size(), m_laws, storage);
   } else {
     m_data.resize(m_hexes.size());
     m_hg.resize(m_hexes.size());
@@ -105,6 +121,10 @@ GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> law
 }
 
 GuccioneForces::~GuccioneForces() = default;
+
+Precision GuccioneForces::storage_precision() const {
+  return m_sampled && m_sampled->single() ? Precision::single_precision : Precision::double_precision;
+}
 
 std::string_view GuccioneForces::simd_isa() const { return m_sampled ? m_sampled->kernel.isa : ""; }
 
@@ -167,12 +187,18 @@ void GuccioneForces::do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matri
     in.f = f.data();
     in.hexes = m_hexes.data()->data();
     in.n_elements = static_cast<std::int32_t>(m_hexes.size());
-    in.blocks = m_sampled->blocks.data();
+    const bool single = m_sampled->single();
+    in.blocks = single ? nullptr : m_sampled->blocks.data();
+    in.single_blocks = single ? m_sampled->single_blocks.data() : nullptr;
     in.material = m_material.data();
     in.material_constants = m_sampled->material_constants.data();
     in.Ta = inputs.active_tension.empty() ? nullptr : inputs.active_tension.data();
     in.activation = inputs.activation.empty() ? nullptr : inputs.activation.data();
-    for_each_chunk(m_schedule, [&](std::int32_t begin, std::int32_t end) { m_sampled->kernel.run(in, begin, end); });
+    // Single-precision arithmetic only where it was asked for and the constants are stored so.
+    const detail::SampledRangeKernel run = single && inputs.precision == Precision::single_precision
+                                               ? m_sampled->kernel.run_single
+                                               : m_sampled->kernel.run;
+    for_each_chunk(m_schedule, [&](std::int32_t begin, std::int32_t end) { run(in, begin, end); });
     return;
   }
   // The schedule makes the scatter race-free and its summation order thread-count independent.

@@ -5,7 +5,14 @@
 namespace cardio::mechanics::detail {
 
 void sampled_range_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
-  SampledLanes<xsimd::fma3<xsimd::avx2>>::run(in, begin, end);
+  if (in.blocks != nullptr)
+    SampledLanes<xsimd::fma3<xsimd::avx2>>::run(in, begin, end);
+  else
+    SampledLanes<xsimd::fma3<xsimd::avx2>, double, float>::run(in, begin, end);
+}
+
+void sampled_range_single_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
+  SampledLanes<xsimd::fma3<xsimd::avx2>, float, float>::run(in, begin, end);
 }
 
 void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, double* K) {

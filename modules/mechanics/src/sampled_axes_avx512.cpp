@@ -5,7 +5,14 @@
 namespace cardio::mechanics::detail {
 
 void sampled_range_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
-  SampledLanes<xsimd::avx512bw>::run(in, begin, end);
+  if (in.blocks != nullptr)
+    SampledLanes<xsimd::avx512bw>::run(in, begin, end);
+  else
+    SampledLanes<xsimd::avx512bw, double, float>::run(in, begin, end);
+}
+
+void sampled_range_single_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
+  SampledLanes<xsimd::avx512bw, float, float>::run(in, begin, end);
 }
 
 void sampled_stiffness_avx512(const SampledConstants<double>& d, const double* x, double* K) {

@@ -5,7 +5,14 @@
 namespace cardio::mechanics::detail {
 
 void sampled_range_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
-  SampledLanes<xsimd::default_arch>::run(in, begin, end);
+  if (in.blocks != nullptr)
+    SampledLanes<xsimd::default_arch>::run(in, begin, end);
+  else
+    SampledLanes<xsimd::default_arch, double, float>::run(in, begin, end);
+}
+
+void sampled_range_single_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end) {
+  SampledLanes<xsimd::default_arch, float, float>::run(in, begin, end);
 }
 
 void sampled_stiffness_baseline(const SampledConstants<double>& d, const double* x, double* K) {

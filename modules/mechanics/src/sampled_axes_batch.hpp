@@ -4,8 +4,9 @@
 /// one build of it per instruction set, the widest the CPU runs chosen at run time (the default
 /// build stays portable; docs/performance.md, "SIMD").
 ///
-/// Element constants are stored in blocks of kBlockLanes elements, structure-of-arrays inside a
-/// block (value k of lane l at block[k * kBlockLanes + l]): 81 doubles, 648 bytes per element.
+/// Element constants are stored in blocks of elements, structure-of-arrays inside a block (value k
+/// of lane l at block[k * lanes + l]): 81 values per element, in double (8-element blocks, 648
+/// bytes per element) or in single precision (16-element blocks, 324 bytes; the explicit beat).
 #include <cstdint>
 #include <vector>
 
@@ -13,7 +14,8 @@
 
 namespace cardio::mechanics::detail {
 
-inline constexpr int kBlockLanes = 8;
+inline constexpr int kBlockLanes = 8;         ///< elements per block of double constants
+inline constexpr int kSingleBlockLanes = 16;  ///< elements per block of single-precision constants
 /// Per element: 8 maps of 9 values, 8 Gauss weights, the rest volume.
 inline constexpr int kBlockValues = 8 * 9 + 8 + 1;
 inline constexpr int kWeightOffset = 72;
@@ -30,7 +32,8 @@ struct SampledBatchInput {
   double* f = nullptr;                  ///< the forces are added
   const std::int32_t* hexes = nullptr;  ///< 8 node indices per element
   std::int32_t n_elements = 0;
-  const double* blocks = nullptr;  ///< ceil(n / kBlockLanes) blocks of kBlockValues x kBlockLanes
+  const double* blocks = nullptr;        ///< ceil(n / kBlockLanes) blocks of kBlockValues x kBlockLanes, or null
+  const float* single_blocks = nullptr;  ///< or ceil(n / kSingleBlockLanes) blocks of single-precision values
   const std::uint16_t* material = nullptr;
   const double* material_constants = nullptr;  ///< kMaterialValues per material
   const double* Ta = nullptr;                  ///< per element [kPa]; null: zero
@@ -38,15 +41,16 @@ struct SampledBatchInput {
 };
 
 /// Adds the forces of elements [begin, end) into in.f, in element order (begin must be a multiple
-/// of kBlockLanes). An element with an inverted sample gets NaN forces.
+/// of kSingleBlockLanes). An element with an inverted sample gets NaN forces.
 using SampledRangeKernel = void (*)(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 
 /// K = -df/dx (24 x 24, row-major) of one element at its node coordinates x (3 j + i).
 using SampledStiffnessKernel = void (*)(const SampledConstants<double>& d, const double* x, double* K);
 
 struct SampledKernel {
-  const char* isa = "";  ///< "avx512f", "avx2", or "baseline" (the build's default instruction set)
-  SampledRangeKernel run = nullptr;
+  const char* isa = "";                     ///< "avx512f", "avx2", or "baseline" (the build's default instruction set)
+  SampledRangeKernel run = nullptr;         ///< double arithmetic, on either storage
+  SampledRangeKernel run_single = nullptr;  ///< single-precision arithmetic on single_blocks
   SampledStiffnessKernel stiffness = nullptr;
 };
 
@@ -54,11 +58,14 @@ struct SampledKernel {
 std::vector<SampledKernel> runnable_sampled_kernels();
 
 void sampled_range_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+void sampled_range_single_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 void sampled_stiffness_baseline(const SampledConstants<double>& d, const double* x, double* K);
 #if defined(CARDIO_SIMD_X86)
 void sampled_range_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+void sampled_range_single_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, double* K);
 void sampled_range_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
+void sampled_range_single_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 void sampled_stiffness_avx512(const SampledConstants<double>& d, const double* x, double* K);
 #endif
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "sampled_axes_batch.hpp"
 #include "sampled_axes_dual.hpp"
@@ -18,9 +19,9 @@
 
 namespace cardio::mechanics::detail {
 
-template <class Arch>
-struct ScalarMath<xsimd::batch<double, Arch>> {
-  using B = xsimd::batch<double, Arch>;
+template <class S, class Arch>
+struct ScalarMath<xsimd::batch<S, Arch>> {
+  using B = xsimd::batch<S, Arch>;
   static B exp_minus_one(const B& q) { return xsimd::expm1(q); }
   static B two_thirds_power(const B& r) {
     const B c = xsimd::cbrt(r);
@@ -28,19 +29,32 @@ struct ScalarMath<xsimd::batch<double, Arch>> {
   }
 };
 
-template <class Arch>
+/// The loop in arithmetic S (double, or float for the explicit beat) on element constants stored
+/// as Store (double in 8-element blocks, float in 16-element blocks).
+template <class Arch, class S = double, class Store = double>
 struct SampledLanes {
-  using B = xsimd::batch<double, Arch>;
+  using B = xsimd::batch<S, Arch>;
   static constexpr int L = static_cast<int>(B::size);
-  static_assert(kBlockLanes % L == 0, "a vector must not straddle two element blocks");
+  static constexpr int kLanes = std::is_same_v<Store, double> ? kBlockLanes : kSingleBlockLanes;
+  static_assert(kLanes % L == 0, "a vector must not straddle two element blocks");
+  static_assert(kSingleBlockLanes % kBlockLanes == 0, "chunks start at multiples of both block sizes");
 
-  /// Node values (positions or velocities) of the lanes' elements.
-  static void gather(const double* values, const std::int32_t* hexes, const std::int32_t (&element)[L],
+  /// Node values (positions or velocities) of the lanes' elements. In single precision the positions
+  /// are taken relative to each element's node 0, in double, before rounding: the edge vectors then
+  /// keep single precision relative to the element's size, not to its distance from the origin.
+  static void gather(const double* values, const std::int32_t* hexes, const std::int32_t (&element)[L], bool relative,
                      ElementNodes<B>& out) {
-    alignas(64) double lane[L];
+    alignas(64) S lane[L];
     for (int j = 0; j < 8; ++j)
       for (int i = 0; i < 3; ++i) {
-        for (int l = 0; l < L; ++l) lane[l] = values[3 * std::int64_t(hexes[8 * std::int64_t(element[l]) + j]) + i];
+        for (int l = 0; l < L; ++l) {
+          const std::int32_t* hex = hexes + 8 * std::int64_t(element[l]);
+          const double value = values[3 * std::int64_t(hex[j]) + i];
+          if constexpr (std::is_same_v<S, double>)
+            lane[l] = value;
+          else
+            lane[l] = S(relative ? value - values[3 * std::int64_t(hex[0]) + i] : value);
+        }
         out.c[i][j] = B::load_aligned(lane);
       }
   }
@@ -48,22 +62,39 @@ struct SampledLanes {
   /// Per-lane value of a per-element or per-material array.
   template <class Value>
   static B per_lane(Value&& value) {
-    alignas(64) double lane[L];
-    for (int l = 0; l < L; ++l) lane[l] = value(l);
+    alignas(64) S lane[L];
+    for (int l = 0; l < L; ++l) lane[l] = S(value(l));
     return B::load_aligned(lane);
+  }
+
+  /// L consecutive stored values as a batch (converted when S is not the storage type).
+  static B load(const Store* p) {
+    if constexpr (std::is_same_v<S, Store>) {
+      return B::load_unaligned(p);
+    } else {
+      alignas(64) S lane[L];
+      for (int l = 0; l < L; ++l) lane[l] = S(p[l]);
+      return B::load_aligned(lane);
+    }
+  }
+
+  static const Store* stored_blocks(const SampledBatchInput& in) {
+    if constexpr (std::is_same_v<Store, double>)
+      return in.blocks;
+    else
+      return in.single_blocks;
   }
 
   /// The constants of the lanes' elements, their law in its active state (sampled_axes.cpp,
   /// active_sample_law: the same formulas on lanes).
   static void load_constants(const SampledBatchInput& in, std::int32_t first, const std::int32_t (&element)[L],
                              SampledConstants<B>& d) {
-    const double* block =
-        in.blocks + std::int64_t(first / kBlockLanes) * kBlockValues * kBlockLanes + first % kBlockLanes;
+    const Store* block = stored_blocks(in) + std::int64_t(first / kLanes) * kBlockValues * kLanes + first % kLanes;
     for (int g = 0; g < kSampleCount; ++g) {
-      for (int k = 0; k < 9; ++k) d.map[g].m[k] = B::load_unaligned(block + (9 * g + k) * kBlockLanes);
-      d.weight[g] = B::load_unaligned(block + (kWeightOffset + g) * kBlockLanes);
+      for (int k = 0; k < 9; ++k) d.map[g].m[k] = load(block + (9 * g + k) * kLanes);
+      d.weight[g] = load(block + (kWeightOffset + g) * kLanes);
     }
-    d.volume = B::load_unaligned(block + kVolumeOffset * kBlockLanes);
+    d.volume = load(block + kVolumeOffset * kLanes);
     auto constant = [&](MaterialConstant c) {
       return per_lane([&](int l) { return in.material_constants[in.material[element[l]] * kMaterialValues + c]; });
     };
@@ -84,7 +115,7 @@ struct SampledLanes {
 
   /// Adds the forces of the first `count` lanes to in.f, element by element, node by node.
   static void scatter(const SampledBatchInput& in, std::int32_t first, int count, const ElementNodes<B>& f) {
-    alignas(64) double lanes[3][8][L];
+    alignas(64) S lanes[3][8][L];
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 8; ++j) f.c[i][j].store_aligned(lanes[i][j]);
     for (int l = 0; l < count; ++l) {
@@ -121,13 +152,13 @@ struct SampledLanes {
       SampledConstants<B> d;
       load_constants(in, first, element, d);
       ElementNodes<B> x, v, f;
-      gather(in.x, in.hexes, element, x);
-      if (in.v) gather(in.v, in.hexes, element, v);
+      gather(in.x, in.hexes, element, true, x);
+      if (in.v) gather(in.v, in.hexes, element, false, v);
       for (auto& row : f.c)
         for (B& value : row) value = B(0.0);
       typename B::batch_bool_type valid(true);
       sampled_kernel(d, x, in.v ? &v : nullptr, f, valid);
-      const B nan(std::numeric_limits<double>::quiet_NaN());
+      const B nan(std::numeric_limits<S>::quiet_NaN());
       for (auto& row : f.c)
         for (B& value : row) value = xsimd::select(valid, value, nan);
       scatter(in, first, end - first < L ? end - first : L, f);

@@ -1,5 +1,6 @@
 // Determinism: the same block experiment gives bit-identical states at 1 and 2 threads, for the
-// block experiments' elements and the heart's (sampled axes in SIMD lanes, active and damped).
+// block experiments' elements and the heart's (sampled axes in SIMD lanes, active and damped, in
+// double and in single precision).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,7 +13,7 @@
 namespace cardio::mechanics {
 namespace {
 
-enum class Element { bourguignon_cani, baudet, heart };
+enum class Element { bourguignon_cani, baudet, heart, heart_single };
 
 std::unique_ptr<InternalForces> make_model(Element kind, const HexMesh& mesh) {
   BCCalibration opt;
@@ -25,7 +26,8 @@ std::unique_ptr<InternalForces> make_model(Element kind, const HexMesh& mesh) {
   GuccioneLaw law;
   law.damping_time = 0.05;
   law.active.beta = 0.1;
-  return std::make_unique<GuccioneForces>(mesh, std::vector<GuccioneLaw>{law}, ElementKind::sampled_axes);
+  const Precision storage = kind == Element::heart_single ? Precision::single_precision : Precision::double_precision;
+  return std::make_unique<GuccioneForces>(mesh, std::vector<GuccioneLaw>{law}, ElementKind::sampled_axes, storage);
 }
 
 Eigen::Matrix3Xd run_block(int threads, Element kind) {
@@ -56,8 +58,10 @@ Eigen::Matrix3Xd run_block(int threads, Element kind) {
   const ForceInputs in{1.0, Ta, activation};
   NodeState s = sys.rest_state(in);
   const double dt = 0.5 * stable_time_step(estimate_max_frequency(sys, s.x, 60, in), sys.internal().max_damping_time());
+  ForceInputs step_inputs = in;  // as the beat steps: single precision where the element stores it
+  step_inputs.precision = Precision::single_precision;
   const ForceFn f = [&](const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, double, Eigen::Matrix3Xd& out) {
-    sys.forces(x, v, in, out);
+    sys.forces(x, v, step_inputs, out);
   };
   const ProjectFn p = [&](Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, double) { sys.project(x, v, 1.0, 0.0); };
   for (int k = 0; k < 200; ++k) step(Scheme::verlet, s, k * dt, dt, f, p);
@@ -66,7 +70,7 @@ Eigen::Matrix3Xd run_block(int threads, Element kind) {
 }
 
 TEST(DeterminismTest, BitIdenticalAtOneAndTwoThreads) {
-  for (Element kind : {Element::bourguignon_cani, Element::baudet, Element::heart}) {
+  for (Element kind : {Element::bourguignon_cani, Element::baudet, Element::heart, Element::heart_single}) {
     const Eigen::Matrix3Xd a = run_block(1, kind), b = run_block(2, kind);
     ASSERT_EQ(a.size(), b.size());
     EXPECT_EQ(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()), 0)

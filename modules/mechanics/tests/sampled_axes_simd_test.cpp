@@ -1,7 +1,8 @@
 // The production loop of the sampled-axes element (elements in SIMD lanes, one build per
 // instruction set) against the element-by-element reference kernel, every term on: two materials,
 // active tension and activation, damping, per-sample frames, a mesh whose element count is not a
-// multiple of the vector width. And inverted elements give NaN on their own nodes only.
+// multiple of the vector width; in double, and in single precision against double. And inverted
+// elements give NaN on their own nodes only.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -85,6 +86,42 @@ TEST(SampledAxesSimd, EveryRunnableBuildMatchesTheReferenceKernel) {
   EXPECT_THROW(model.use_simd_isa("sse9"), Error);
 }
 
+TEST(SampledAxesSimd, SingleStorageInDoubleArithmeticMatchesTheReferenceOnItsRoundedConstants) {
+  const Case c = mixed_case();
+  GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes, Precision::single_precision);
+  EXPECT_EQ(model.storage_precision(), Precision::single_precision);
+  const Eigen::Matrix3Xd expected = reference_forces(c, model);  // sampled_element: the stored values
+  for (const std::string& isa : runnable_simd_isas()) {
+    model.use_simd_isa(isa);
+    Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, c.x.cols());
+    model.add_forces(c.x, c.v, {1.0, c.Ta, c.activation}, f);  // double arithmetic (the default)
+    EXPECT_LT((f - expected).cwiseAbs().maxCoeff(), 1e-12 * expected.cwiseAbs().maxCoeff()) << isa;
+  }
+}
+
+// Single-precision arithmetic against the double model: the forces agree to a few single-precision
+// roundings of the largest force, wherever the mesh sits (the nodes are gathered relative to each
+// element's first node before rounding, so a far-away heart loses nothing).
+TEST(SampledAxesSimd, SinglePrecisionForcesAgreeWithDoubleWhereverTheMeshSits) {
+  const Case c = mixed_case();
+  GuccioneForces exact(c.mesh, c.laws, ElementKind::sampled_axes);
+  GuccioneForces single(c.mesh, c.laws, ElementKind::sampled_axes, Precision::single_precision);
+  const Eigen::Matrix3Xd expected = reference_forces(c, exact);
+  const double scale = expected.cwiseAbs().maxCoeff();
+  const ForceInputs in{1.0, c.Ta, c.activation, Precision::single_precision};
+  for (const Eigen::Vector3d offset : {Eigen::Vector3d::Zero().eval(), Eigen::Vector3d(800, -1500, 2000)}) {
+    const Eigen::Matrix3Xd x = c.x.colwise() + offset;
+    for (const std::string& isa : runnable_simd_isas()) {
+      single.use_simd_isa(isa);
+      Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
+      single.add_forces(x, c.v, in, f);
+      const double error = (f - expected).cwiseAbs().maxCoeff() / scale;
+      EXPECT_LT(error, 2e-6) << isa << ", offset " << offset.transpose();
+      EXPECT_GT(error, 0.0) << isa << ": single precision should not reproduce double to the last bit";
+    }
+  }
+}
+
 TEST(SampledAxesSimd, EveryBuildsTangentMatchesTheAutoDiffReference) {
   const Case c = mixed_case();
   GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes);
@@ -103,9 +140,8 @@ TEST(SampledAxesSimd, EveryBuildsTangentMatchesTheAutoDiffReference) {
   }
 }
 
-TEST(SampledAxesSimd, AnInvertedElementGivesNaNOnItsOwnNodesOnly) {
-  const Case c = mixed_case();
-  GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes);
+void expect_nan_on_inverted_element_only(const Case& c, Precision precision) {
+  GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes, precision);
   // Element 37: swap two opposite corners of its current shape (every sample inverts).
   const std::int32_t bad = 37;
   Eigen::Matrix3Xd x = c.mesh.rest;
@@ -114,7 +150,7 @@ TEST(SampledAxesSimd, AnInvertedElementGivesNaNOnItsOwnNodesOnly) {
   for (const std::string& isa : runnable_simd_isas()) {
     model.use_simd_isa(isa);
     Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, x.cols());
-    model.add_forces(x, Eigen::Matrix3Xd(), f);
+    model.add_forces(x, Eigen::Matrix3Xd(), ForceInputs{1.0, {}, {}, precision}, f);
     std::vector<bool> touched(std::size_t(x.cols()), false);
     for (std::size_t e = 0; e < c.mesh.hexes.size(); ++e) {
       bool neighbour = false;
@@ -122,10 +158,18 @@ TEST(SampledAxesSimd, AnInvertedElementGivesNaNOnItsOwnNodesOnly) {
       if (neighbour)  // elements sharing the swapped nodes are distorted too, possibly inverted
         for (std::int32_t n : c.mesh.hexes[e]) touched[std::size_t(n)] = true;
     }
-    for (std::int32_t n : hex) EXPECT_TRUE(f.col(n).array().isNaN().all()) << isa << ", node " << n;
+    for (std::int32_t n : hex)
+      EXPECT_TRUE(f.col(n).array().isNaN().all()) << isa << ", precision " << int(precision) << ", node " << n;
     for (Eigen::Index n = 0; n < x.cols(); ++n)
-      if (!touched[std::size_t(n)]) EXPECT_TRUE(f.col(n).allFinite()) << isa << ", node " << n;
+      if (!touched[std::size_t(n)])
+        EXPECT_TRUE(f.col(n).allFinite()) << isa << ", precision " << int(precision) << ", node " << n;
   }
+}
+
+TEST(SampledAxesSimd, AnInvertedElementGivesNaNOnItsOwnNodesOnly) {
+  const Case c = mixed_case();
+  for (const Precision precision : {Precision::double_precision, Precision::single_precision})
+    expect_nan_on_inverted_element_only(c, precision);
 }
 
 }  // namespace

@@ -15,12 +15,20 @@ namespace cardio::mechanics {
 /// of the element's node j (VTK order).
 using ElementStiffness = Eigen::Matrix<double, 24, 24>;
 
+/// The arithmetic of a force evaluation. Models whose element data are stored in single precision
+/// (GuccioneForces with Precision::single) run their explicit loop in single precision when asked;
+/// every other model and call computes in double.
+enum class Precision { double_precision, single_precision };
+
 /// The time-dependent inputs of one force evaluation. The spans are read during the call only
 /// (the caller owns the values). Passive element models ignore the active part.
 struct ForceInputs {
   double load_factor = 1;                  ///< scales the loads and prescribed displacements (system.hpp)
   std::span<const double> active_tension;  ///< Ta [kPa] per element; empty: zero everywhere
   std::span<const double> activation;      ///< a in [0, 1] per element; empty: zero everywhere
+  /// single_precision: the forces may be computed in single precision (relative error ~1e-6; the
+  /// explicit beat). Finite differences of forces (the stable-step estimate) and Newton keep double.
+  Precision precision = Precision::double_precision;
 };
 
 /// The inputs at load fraction s in [0, 1] of a quasi-static solve (loads, active tension, ... as

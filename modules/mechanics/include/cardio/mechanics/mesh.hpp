@@ -102,7 +102,7 @@ struct ElementSchedule {
 ElementSchedule schedule_elements(const HexMesh& mesh);
 
 /// Run body(begin, end) over the schedule's chunks of elements [begin, end): race-free scatter
-/// into node arrays. Chunks begin at multiples of 8 (SIMD blocks of elements never straddle two).
+/// into node arrays. Chunks begin at multiples of 16 (SIMD blocks of elements never straddle two).
 template <class Body>
 void for_each_chunk(const ElementSchedule& s, Body&& body);
 

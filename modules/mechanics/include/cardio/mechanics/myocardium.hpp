@@ -35,8 +35,13 @@ std::vector<std::string> runnable_simd_isas();
 /// mesh's sample frames).
 class GuccioneForces final : public InternalForces {
  public:
-  /// laws[k] is the law of material index k of the mesh. The mesh is copied in part.
-  GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind = ElementKind::one_point);
+  /// laws[k] is the law of material index k of the mesh. The mesh is copied in part. `storage`:
+  /// the precision of the sampled-axes element's constants. In single precision they take half the
+  /// memory, and add_forces runs the loop in single precision when the inputs ask for it
+  /// (ForceInputs::precision, the explicit beat); every other evaluation computes in double on the
+  /// stored (rounded) constants. The one-point element always stores double.
+  GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> laws, ElementKind kind = ElementKind::one_point,
+                 Precision storage = Precision::double_precision);
   ~GuccioneForces() override;
 
   /// True: at fixed inputs (Ta, activation), add_forces without damping is exactly -grad energy,
@@ -58,6 +63,8 @@ class GuccioneForces final : public InternalForces {
   /// Run the loop built for `isa` instead (one of runnable_simd_isas()): for tests and benchmarks
   /// that compare the builds. Throws cardio::Error for an instruction set this CPU cannot run.
   void use_simd_isa(std::string_view isa);
+  /// The precision of the stored sampled-axes constants (double for the one-point element).
+  Precision storage_precision() const;
   /// Rest data of sampled-axes element e (a copy out of the SIMD blocks).
   SampledElementData sampled_element(std::int32_t e) const;
 
