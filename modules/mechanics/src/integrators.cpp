@@ -45,7 +45,7 @@ double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3X
   const std::int64_t n = x.cols();
   const Eigen::Matrix3Xd& free = sys.free_mask();
   const Eigen::VectorXd& m = sys.mass();
-  Eigen::Matrix3Xd u(3, n), fp(3, n), fm(3, n), y(3, n), xp(3, n);
+  Eigen::Matrix3Xd u(3, n), fp(3, n), y(3, n), xp(3, n);
   auto mass_norm2 = [&](const Eigen::Matrix3Xd& a) {
     return deterministic_sum(n, [&](std::int64_t i) { return m[i] * a.col(i).squaredNorm(); });
   };
@@ -62,6 +62,12 @@ double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3X
     if (wn > 0 && rn > 0) u = w / wn + (0.1 / rn) * u;
   }
   const Eigen::Matrix3Xd none;
+  // K u by a one-sided difference from f(x), evaluated once: the step of 1e-7 of the smallest edge
+  // leaves a relative error of about 1e-7 in the frequency, at half the force evaluations of a
+  // central difference (the estimate runs every 10-50 ms of a beat).
+  Eigen::Matrix3Xd f0 = Eigen::Matrix3Xd::Zero(3, n);
+  sys.internal().add_forces(x, none, in, f0);
+  sys.add_foundation_forces(x, f0);
   double lambda = 0;
   for (int it = 0; it < iterations; ++it) {
     const double un = std::sqrt(mass_norm2(u));
@@ -73,13 +79,9 @@ double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3X
     fp.setZero(3, n);
     sys.internal().add_forces(xp, none, in, fp);
     sys.add_foundation_forces(xp, fp);  // elastic supports stiffen their nodes too
-    xp = x - eps * u;
-    fm.setZero(3, n);
-    sys.internal().add_forces(xp, none, in, fm);
-    sys.add_foundation_forces(xp, fm);
-    // y = M^-1 K u with K u = -(f(x + eps u) - f(x - eps u)) / (2 eps), restricted to free DOFs.
-    parallel_for(
-        n, [&](std::int64_t i) { y.col(i) = (-(fp.col(i) - fm.col(i)) / (2 * eps) / m[i]).cwiseProduct(free.col(i)); });
+    // y = M^-1 K u with K u = -(f(x + eps u) - f(x)) / eps, restricted to free DOFs.
+    parallel_for(n,
+                 [&](std::int64_t i) { y.col(i) = (-(fp.col(i) - f0.col(i)) / eps / m[i]).cwiseProduct(free.col(i)); });
     // Rayleigh quotient in the mass inner product: u^T M y / u^T M u (u is M-normalised).
     lambda = deterministic_sum(n, [&](std::int64_t i) { return m[i] * u.col(i).dot(y.col(i)); });
     u = y;

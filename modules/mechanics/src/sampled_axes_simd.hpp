@@ -44,19 +44,22 @@ struct SampledLanes {
   /// keep single precision relative to the element's size, not to its distance from the origin.
   static void gather(const double* values, const std::int32_t* hexes, const std::int32_t (&element)[L], bool relative,
                      ElementNodes<B>& out) {
-    alignas(64) S lane[L];
-    for (int j = 0; j < 8; ++j)
-      for (int i = 0; i < 3; ++i) {
-        for (int l = 0; l < L; ++l) {
-          const std::int32_t* hex = hexes + 8 * std::int64_t(element[l]);
-          const double value = values[3 * std::int64_t(hex[j]) + i];
+    alignas(64) S lanes[3][8][L];
+    for (int l = 0; l < L; ++l) {  // lane by lane: each node's 3 coordinates are adjacent in memory
+      const std::int32_t* hex = hexes + 8 * std::int64_t(element[l]);
+      const double* origin = values + 3 * std::int64_t(hex[0]);
+      for (int j = 0; j < 8; ++j) {
+        const double* node = values + 3 * std::int64_t(hex[j]);
+        for (int i = 0; i < 3; ++i) {
           if constexpr (std::is_same_v<S, double>)
-            lane[l] = value;
+            lanes[i][j][l] = node[i];
           else
-            lane[l] = S(relative ? value - values[3 * std::int64_t(hex[0]) + i] : value);
+            lanes[i][j][l] = S(relative ? node[i] - origin[i] : node[i]);
         }
-        out.c[i][j] = B::load_aligned(lane);
       }
+    }
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 8; ++j) out.c[i][j] = B::load_aligned(lanes[i][j]);
   }
 
   /// Per-lane value of a per-element or per-material array.
@@ -95,7 +98,12 @@ struct SampledLanes {
       d.weight[g] = load(block + (kWeightOffset + g) * kLanes);
     }
     d.volume = load(block + kVolumeOffset * kLanes);
+    // Most blocks hold one material: its constants are broadcast (the same values per lane).
+    const std::uint16_t material = in.material[element[0]];
+    bool one_material = true;
+    for (int l = 1; l < L; ++l) one_material = one_material && in.material[element[l]] == material;
     auto constant = [&](MaterialConstant c) {
+      if (one_material) return B(S(in.material_constants[material * kMaterialValues + c]));
       return per_lane([&](int l) { return in.material_constants[in.material[element[l]] * kMaterialValues + c]; });
     };
     const B activation = in.activation ? per_lane([&](int l) { return in.activation[element[l]]; }) : B(0.0);
