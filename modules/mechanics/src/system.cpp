@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
@@ -29,6 +30,28 @@ MassSpringSystem::MassSpringSystem(const HexMesh& mesh, std::unique_ptr<Internal
     for (std::int32_t n : c.nodes)
       for (int i = 0; i < 3; ++i)
         if (c.mask >> i & 1u) m_free(i, n) = 0;
+  assemble_foundation_stiffness();
+}
+
+void MassSpringSystem::assemble_foundation_stiffness() {
+  // Summed in face order (deterministic), kept per node in ascending node order.
+  std::map<std::int32_t, Eigen::Matrix3d> stiffness;
+  for (const ElasticFoundation& fd : m_boundary.foundations) {
+    if (fd.stiffness == 0) continue;
+    for (const Quad& q : fd.faces) {
+      const auto [N, kA] = foundation_share(fd, q);
+      if (kA == 0) continue;
+      const Eigen::Matrix3d kP = kA * fd.projection(N);
+      for (std::int32_t n : q) {
+        const auto [it, added] = stiffness.try_emplace(n, Eigen::Matrix3d::Zero());
+        it->second += kP;
+      }
+    }
+  }
+  for (const auto& [n, K] : stiffness) {
+    m_foundation_nodes.push_back(n);
+    m_foundation_stiffness.push_back(K);
+  }
 }
 
 void MassSpringSystem::check_nodes() const {
@@ -81,16 +104,10 @@ std::pair<Eigen::Vector3d, double> MassSpringSystem::foundation_share(const Elas
 }
 
 void MassSpringSystem::add_foundation_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const {
-  // Serial over faces (the boundary is small and its quads share nodes): a deterministic order.
-  for (const ElasticFoundation& fd : m_boundary.foundations) {
-    if (fd.stiffness == 0) continue;
-    for (const Quad& q : fd.faces) {
-      const auto [N, kA] = foundation_share(fd, q);
-      if (kA == 0) continue;
-      const Eigen::Matrix3d kP = kA * fd.projection(N);
-      for (std::int32_t n : q) f.col(n) -= kP * (x.col(n) - m_rest.col(n));
-    }
-  }
+  parallel_for(static_cast<std::int64_t>(m_foundation_nodes.size()), [&](std::int64_t k) {
+    const std::int32_t n = m_foundation_nodes[std::size_t(k)];
+    f.col(n) -= m_foundation_stiffness[std::size_t(k)] * (x.col(n) - m_rest.col(n));
+  });
 }
 
 namespace {

@@ -144,12 +144,17 @@ class MassSpringSystem {
   /// Rest unit normal N of a foundation quad and the stiffness k A / 4 each of its nodes carries
   /// (zero for a degenerate quad).
   std::pair<Eigen::Vector3d, double> foundation_share(const ElasticFoundation& fd, const Quad& q) const;
+  /// The foundations' nodal stiffness matrices, summed over their faces once (the forces are linear
+  /// in the displacement): f_n -= K_n (x_n - X_n).
+  void assemble_foundation_stiffness();
 
   std::unique_ptr<InternalForces> m_internal;
   BoundaryConditions m_boundary;
   Eigen::Matrix3Xd m_rest;
   Eigen::VectorXd m_mass;
   Eigen::Matrix3Xd m_free;
+  std::vector<std::int32_t> m_foundation_nodes;         ///< ascending
+  std::vector<Eigen::Matrix3d> m_foundation_stiffness;  ///< K_n of m_foundation_nodes[k]
   double m_min_edge = 0;
 };
 
