@@ -23,9 +23,9 @@ constexpr const char* kStrainNames[BeatAnalysis::kStrains] = {"E_cc", "E_ll", "E
                                                               "e_cc", "e_ll", "e_rr", "e_ff"};
 /// What GLS and GCS mean here (summary.json; docs/analysis.md, "Global strain on the LV endocardium").
 constexpr const char* kEndocardialDefinition =
-    "LV endocardial surface (faces tagged endocardium_<lv cavity>), engineering strain of the owning element along "
-    "the surface's meridional (GLS) or circumferential (GCS) tangent, mean weighted by face area x |meridional "
-    "component of the long axis|, relative to the strain reference";
+    "LV endocardial surface (faces tagged endocardium_<lv cavity>) smoothed by a windowed-sinc filter with its own "
+    "connectivity, engineering strain of each smoothed face along its meridional (GLS) or circumferential (GCS) "
+    "tangent, mean weighted by face area x |meridional component of the long axis|, relative to the strain reference";
 /// The peak of a strain is its most negative value for shortening strains (cc, ll, ff) and its
 /// largest for radial thickening (rr): the sign convention of docs/analysis.md.
 constexpr bool kPeakIsMinimum[BeatAnalysis::kStrains] = {true, true, false, true, true, true, false, true};
@@ -123,8 +123,7 @@ BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMes
   m_rest_dirs = analysis::rest_directions(m.mesh, spec.axis);
   m_ref_dirs = m_rest_dirs;
   m_ref = m.mesh.rest;
-  m_endocardium = endocardial_faces(m, lv.name);
-  m_endocardium_owner = analysis::face_owners(m.mesh, m_endocardium);
+  m_endocardium = analysis::endocardial_surface(endocardial_faces(m, lv.name));
   update_endocardial_frame();
   m_weight = mechanics::element_volumes(m.mesh, m.mesh.rest);
   m_labels = m.labels_used;
@@ -135,10 +134,9 @@ BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMes
 }
 
 void BeatAnalysis::update_endocardial_frame() {
-  // Built from the reference positions themselves (not pushed forward): E is a tensor on the
-  // reference configuration, so its tangents must be those of the reference surface.
-  if (!m_endocardium.empty())
-    m_endocardial_frame = analysis::endocardial_frame(m_endocardium, m_endocardium_owner, m_ref, m_axis_direction);
+  if (!m_endocardium.quads.empty())
+    m_endocardial_frame = analysis::endocardial_frame(m_endocardium, analysis::smoothed_positions(m_endocardium, m_ref),
+                                                      m_axis_direction);
 }
 
 analysis::ElementStrains BeatAnalysis::strains_now(const Eigen::Matrix3Xd& x) const {
@@ -168,8 +166,9 @@ void BeatAnalysis::sample(double t_ms, const Eigen::Matrix3Xd& x) {
   Sample smp{};
   smp.t = t_ms;
   smp.gls = smp.gcs = std::numeric_limits<double>::quiet_NaN();
-  if (!m_endocardium.empty()) {
-    const analysis::EndocardialStrain g = analysis::endocardial_strain(m_endocardial_frame, s);
+  if (!m_endocardium.quads.empty()) {
+    const analysis::EndocardialStrain g = analysis::endocardial_strain(m_endocardial_frame, m_endocardium,
+                                                                       analysis::smoothed_positions(m_endocardium, x));
     smp.gls = g.longitudinal;
     smp.gcs = g.circumferential;
   }
@@ -279,7 +278,7 @@ nlohmann::json BeatAnalysis::endocardial_peaks(double t_begin_ms, double t_end_m
           {"time_to_peak_GLS_ms", gls_t},
           {"GCS", gcs},
           {"time_to_peak_GCS_ms", gcs_t},
-          {"faces", m_endocardium.size()},
+          {"faces", m_endocardium.quads.size()},
           {"definition", kEndocardialDefinition}};
 }
 

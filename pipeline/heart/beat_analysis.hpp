@@ -54,7 +54,7 @@ class BeatAnalysis {
 
  private:
   analysis::ElementStrains strains_now(const Eigen::Matrix3Xd& x) const;
-  /// The tangents of the LV endocardial faces at the strain reference m_ref (none without faces).
+  /// The tangents of the smoothed LV endocardium at the strain reference m_ref (none without faces).
   void update_endocardial_frame();
   nlohmann::json endocardial_peaks(double t_begin_ms, double t_end_ms) const;
 
@@ -69,9 +69,8 @@ class BeatAnalysis {
   Eigen::VectorXd m_weight;                           ///< rest element volumes (material averages)
   std::vector<std::int32_t> m_labels;                 ///< distinct element labels (label regions)
   std::vector<std::uint8_t> m_label_index;            ///< per element: index into m_labels
-  std::vector<mechanics::Quad> m_endocardium;         ///< the LV's endocardial boundary faces
-  std::vector<std::int64_t> m_endocardium_owner;      ///< the element of each
-  analysis::EndocardialFrame m_endocardial_frame;     ///< their tangents at m_ref
+  analysis::EndocardialSurface m_endocardium;         ///< the LV's endocardial boundary faces
+  analysis::EndocardialFrame m_endocardial_frame;     ///< their smoothed tangents at m_ref
   struct Sample {
     double t;
     double mean[kRegions][kStrains];
