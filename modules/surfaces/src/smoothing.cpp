@@ -21,7 +21,8 @@ void configure_windowed_sinc(vtkWindowedSincPolyDataFilter& smooth) {
   smooth.NonManifoldSmoothingOn();
 }
 
-Eigen::Matrix3Xd smoothed_points(const Eigen::Matrix3Xd& points, const std::vector<std::array<std::int32_t, 4>>& quads) {
+Eigen::Matrix3Xd smoothed_points(const Eigen::Matrix3Xd& points,
+                                 const std::vector<std::array<std::int32_t, 4>>& quads) {
   vtkNew<vtkPoints> pts;
   pts->SetDataTypeToDouble();
   pts->SetNumberOfPoints(vtkIdType(points.cols()));
@@ -45,9 +46,8 @@ Eigen::Matrix3Xd smoothed_points(const Eigen::Matrix3Xd& points, const std::vect
   configure_windowed_sinc(*smooth);
   smooth->Update();
   vtkPolyData* out = smooth->GetOutput();
-  CARDIO_CHECK(out->GetNumberOfPoints() == points.cols(), "surface smoothing: VTK returned "
-                                                              << out->GetNumberOfPoints() << " points for "
-                                                              << points.cols());
+  CARDIO_CHECK(out->GetNumberOfPoints() == points.cols(),
+               "surface smoothing: VTK returned " << out->GetNumberOfPoints() << " points for " << points.cols());
   Eigen::Matrix3Xd smoothed(3, points.cols());
   for (Eigen::Index i = 0; i < points.cols(); ++i) out->GetPoint(vtkIdType(i), smoothed.col(i).data());
   return smoothed;
