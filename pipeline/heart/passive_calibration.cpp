@@ -118,6 +118,7 @@ PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::Vox
                                   int points, double C_kPa) {
   HeartSimulation s = sim;
   s.material.law.C = C_kPa;
+  s.pericardium.reset();  // Klotz et al. 2006 measured their EDPVRs on explanted hearts
   const meshing::CavitySurface& surface = cavity_named(mesh, cavity, sim.passive_calibration.where);
   const double edp_mmHg = sim.unloading.pressure_of(cavity) / units::kMmHgInKPa;
   PassiveInflation inflation(s, mesh, sim.unloading.end_diastolic_pressures,
@@ -192,6 +193,7 @@ json calibration_report(const HeartSimulation& sim, const CalibrationResult& r, 
       {"model_volume_at_EDP_mL", r.model.volume_mL.back()},
       {"klotz",
        {{"A_mmHg", k.A_mmHg}, {"B", k.B}, {"V30_mL", k.volume_mL(30.0)}, {"An_mmHg", kKlotzAn_mmHg}, {"Bn", kKlotzBn}}},
+      {"curves_without_pericardium", sim.pericardium.has_value()},  // ex vivo, as Klotz measured
       {"rms_volume_mismatch_mL", std::sqrt(sum / double(r.model.volume_mL.size()))},
       {"max_volume_mismatch_mL", worst},
       {"rounds", std::move(rounds)},

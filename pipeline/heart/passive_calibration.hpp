@@ -44,7 +44,8 @@ struct PressureVolumeCurve {
 
 /// The passive inflation curve of `cavity` of `mesh` (rest = unloaded) with Guccione C = C_kPa,
 /// every cavity of sim.unloading at the same fraction of its end-diastolic pressure, at the
-/// fractions 0, 1/points, ..., 1. Empty when the inflation does not converge.
+/// fractions 0, 1/points, ..., 1. Ex vivo, as Klotz et al. 2006 measured explanted hearts: without
+/// sim.pericardium (the base's support stays). Empty when the inflation does not converge.
 PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
                                   int points, double C_kPa);
 
