@@ -1,7 +1,6 @@
 #include "cardio/surfaces/smoothing.hpp"
 
 #include <vtkCellArray.h>
-#include <vtkDoubleArray.h>
 #include <vtkNew.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
@@ -15,7 +14,7 @@ namespace cardio::surfaces {
 void configure_windowed_sinc(vtkWindowedSincPolyDataFilter& smooth) {
   smooth.SetNumberOfIterations(kSmoothingIterations);
   smooth.SetPassBand(kSmoothingPassBand);
-  smooth.NormalizeCoordinatesOn();  // an affine change of coordinates: the result is the same map
+  smooth.NormalizeCoordinatesOn();  // about the bounding box's centre, scaled: the same filter at any size
   smooth.BoundarySmoothingOff();
   smooth.FeatureEdgeSmoothingOff();
   smooth.NonManifoldSmoothingOn();
