@@ -188,6 +188,44 @@ TEST(Klotz, CurveMatchesValuesComputedByHand) {
   EXPECT_THROW((void)pipeline::klotz_curve(50.0, 120.0, 27.78), Error);
 }
 
+TEST(PassiveCalibration, BracketStepsShorterWhereSofterHeartsDoNotInflate) {
+  // A mismatch with its root at C = 0.22 kPa that does not inflate below 0.15 kPa (the real
+  // biventricle at 2.5 mm: -0.083 at 0.5, -0.0098 at 0.25, 0.125 did not inflate), from C = 2 kPa
+  // halving: the old search stopped at 0.25 with "did not inflate".
+  const double root = std::log(0.22), floor = std::log(0.15);
+  int calls = 0;
+  const pipeline::MismatchAt g = [&](double l) -> std::optional<double> {
+    ++calls;
+    if (l < floor) return std::nullopt;
+    return 0.12 * (l - root);
+  };
+  const double l0 = std::log(2.0);
+  const pipeline::RootBracket r = pipeline::bracket_root(g, l0, *g(l0), -std::log(2.0), std::log(0.1), std::log(40.0));
+  ASSERT_TRUE(r.log_b.has_value());
+  EXPECT_LT(*r.g_b * r.g_a, 0.0);
+  EXPECT_LE(std::min(r.log_a, *r.log_b), root);
+  EXPECT_GE(std::max(r.log_a, *r.log_b), root);
+  EXPECT_GE(*r.log_b, floor);
+  EXPECT_LE(calls, 8);
+  // No root in the range: the walk stops at its end, unbracketed.
+  const pipeline::MismatchAt negative = [](double l) -> std::optional<double> { return -1.0 - 0.01 * l; };
+  const pipeline::RootBracket n =
+      pipeline::bracket_root(negative, l0, -1.0, -std::log(2.0), std::log(0.1), std::log(40.0));
+  EXPECT_FALSE(n.log_b.has_value());
+  EXPECT_NEAR(n.log_a, std::log(0.1), 1e-12);
+  EXPECT_FALSE(n.softer_did_not_inflate);
+  // Nothing softer inflates: stopped after the shortened steps, and says why.
+  const pipeline::MismatchAt stiff_only = [&](double l) -> std::optional<double> {
+    if (l < l0) return std::nullopt;
+    return -1.0;
+  };
+  const pipeline::RootBracket s =
+      pipeline::bracket_root(stiff_only, l0, -1.0, -std::log(2.0), std::log(0.1), std::log(40.0));
+  EXPECT_FALSE(s.log_b.has_value());
+  EXPECT_TRUE(s.softer_did_not_inflate);
+  EXPECT_EQ(s.log_a, l0);
+}
+
 TEST(PassiveCalibration, FitRecoversAKnownStiffness) {
   // The target is the model's own normalised curve at C = 2 kPa; the fit starts from 6 kPa.
   Case c = load(kLvPhantom +

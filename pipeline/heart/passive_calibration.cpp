@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -136,28 +137,63 @@ PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::Vox
   return c;
 }
 
+RootBracket bracket_root(const MismatchAt& mismatch, double log_start, double g_start, double step, double log_lo,
+                         double log_hi) {
+  constexpr int kMaxShortenings = 4;
+  RootBracket r{log_start, g_start, std::nullopt, std::nullopt, false};
+  std::optional<std::pair<double, double>> previous;  // the sample before a, on the same side
+  int shortenings = 0;
+  for (;;) {
+    double s = step;
+    if (previous && previous->second != r.g_a) {
+      const double root = r.log_a - r.g_a * (r.log_a - previous->first) / (r.g_a - previous->second);
+      s = step * std::clamp(1.2 * (root - r.log_a) / step, 0.25, 1.0);
+    }
+    const double l = std::clamp(r.log_a + s, log_lo, log_hi);
+    if (std::abs(l - r.log_a) < 1e-12) return r;  // at the end of the range
+    const std::optional<double> g = mismatch(l);
+    if (!g) {
+      r.softer_did_not_inflate = true;
+      if (++shortenings > kMaxShortenings) return r;
+      step *= 0.5;
+      previous.reset();  // aim by halving from here on
+      continue;
+    }
+    if ((*g > 0) != (r.g_a > 0)) {
+      r.log_b = l;
+      r.g_b = *g;
+      return r;
+    }
+    previous = {r.log_a, r.g_a};
+    r.log_a = l;
+    r.g_a = *g;
+  }
+}
+
 StiffnessFit fit_stiffness(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
                            const NormalisedCurve& target, std::ostream* log) {
   const PassiveCalibrationParams& p = sim.passive_calibration;
   const double log_lo = std::log(p.min_scale * sim.material.law.C), log_hi = std::log(p.max_scale * sim.material.law.C);
   StiffnessSearch search(sim, mesh, cavity, target, log);
-  auto a = search.at(std::log(sim.material.law.C));
-  if (!a) CARDIO_FAIL(p.where << ": passive calibration: the unloaded heart does not inflate with material.C");
+  std::map<double, Sample> samples;  // by log C
+  const MismatchAt mismatch = [&](double log_C) -> std::optional<double> {
+    auto s = search.at(log_C);
+    if (!s) return std::nullopt;
+    samples[log_C] = *s;
+    return s->g;
+  };
+  const std::optional<double> g0 = mismatch(std::log(sim.material.law.C));
+  if (!g0) CARDIO_FAIL(p.where << ": passive calibration: the unloaded heart does not inflate with material.C");
   // A curve more concave than the target (g > 0: the volume rises too early) is too soft: stiffen.
-  const double step = a->g > 0 ? std::log(2.0) : -std::log(2.0);
-  std::optional<Sample> b;
-  for (double l = a->log_C + step; l >= log_lo - 1e-12 && l <= log_hi + 1e-12; l += step) {
-    b = search.at(l);
-    if (!b || (b->g > 0) != (a->g > 0)) break;
-    a = b;
-  }
-  if (!b || (b->g > 0) == (a->g > 0))
+  const RootBracket r = bracket_root(mismatch, std::log(sim.material.law.C), *g0,
+                                     *g0 > 0 ? std::log(2.0) : -std::log(2.0), log_lo, log_hi);
+  if (!r.log_b)
     CARDIO_FAIL(p.where << ": passive calibration: no Guccione C between " << std::exp(log_lo) << " and "
                         << std::exp(log_hi) << " kPa makes the passive curve of '" << cavity
-                        << "' follow the target (last normalised mismatch " << a->g << " at C = " << std::exp(a->log_C)
-                        << " kPa" << (b ? "" : "; the next C did not inflate")
+                        << "' follow the target (last normalised mismatch " << r.g_a << " at C = " << std::exp(r.log_a)
+                        << " kPa" << (r.softer_did_not_inflate ? "; softer C did not inflate" : "")
                         << "): the curve's shape also depends on material.b_f, b_t and b_fs");
-  const Sample best = refine(search, *a, *b);
+  const Sample best = refine(search, samples.at(r.log_a), samples.at(*r.log_b));
   return {std::exp(best.log_C), best.curve, search.evaluations, best.g};
 }
 

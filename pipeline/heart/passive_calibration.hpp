@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <vector>
 
@@ -58,6 +59,23 @@ struct StiffnessFit {
   int evaluations = 0;        ///< inflation curves computed
   double mismatch = 0;        ///< mean normalised difference model - target at C_kPa
 };
+
+/// The mismatch of the model's normalised curve at log C (nullopt: that C did not inflate).
+using MismatchAt = std::function<std::optional<double>(double log_C)>;
+
+/// Two samples of the mismatch with opposite signs, or where the search stopped.
+struct RootBracket {
+  double log_a = 0, g_a = 0;            ///< the last sample on the start's side of the root
+  std::optional<double> log_b, g_b;     ///< the first sample past it (none: not bracketed)
+  bool softer_did_not_inflate = false;  ///< a sample failed to inflate on the way
+};
+
+/// Walks from (log_start, g_start) by `step` (log 2 or -log 2: C doubled or halved) towards the
+/// root, within [log_lo, log_hi]. From the second sample on, the step aims 20 % past the secant's
+/// root (between a quarter and the whole step); a C that does not inflate halves the step, up to
+/// 4 times. Very soft hearts fail to inflate just past the root, so halving C blindly stops there.
+RootBracket bracket_root(const MismatchAt& mismatch, double log_start, double g_start, double step, double log_lo,
+                         double log_hi);
 
 /// C (between sim.passive_calibration.min_scale and max_scale times sim.material.law.C) whose
 /// normalised passive curve of `cavity` on the fixed reference `mesh` follows `target`. Throws
