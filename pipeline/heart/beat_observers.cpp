@@ -206,9 +206,18 @@ void FrameWriter::write_frame(const BeatLoop& loop) {
                                {"active_tension", loop.active_tension().transpose()},
                                {"label", m_label_field, true}};
   for (auto& f : m_analysis.frame_fields(s.x)) cells.push_back(std::move(f));
-  io::write_vtu(m_outdir / name, m_mesh.mesh, s.x, {{"velocity", s.v}}, cells);
   m_frames.push_back({loop.time(), name});
-  io::write_pvd(m_outdir / "series.pvd", m_frames);
+  flush();  // one file in flight at a time; its error, if any, surfaces here
+  // The file is compressed and written beside the time loop, from copies of the state.
+  m_pending = std::async(std::launch::async, [this, file = m_outdir / name, x = Eigen::Matrix3Xd(s.x),
+                                              v = Eigen::Matrix3Xd(s.v), cells = std::move(cells), series = m_frames] {
+    io::write_vtu(file, m_mesh.mesh, x, {{"velocity", v}}, cells, io::Storage::frame);
+    io::write_pvd(m_outdir / "series.pvd", series);
+  });
+}
+
+void FrameWriter::flush() {
+  if (m_pending.valid()) m_pending.get();
 }
 
 void FrameWriter::save(BinaryWriter& w) const {

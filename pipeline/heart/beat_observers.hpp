@@ -5,6 +5,7 @@
 /// it), after_step() after a step, and saves/restores each observer in checkpoints.
 #include <Eigen/Core>
 #include <filesystem>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -92,8 +93,11 @@ class FrameWriter final : public BeatObserver {
   FrameWriter(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const Eigen::VectorXd& activation_time,
               const BeatAnalysis& analysis, std::filesystem::path outdir);
   void before_step(const BeatLoop& loop) override;
-  /// Write the frame of loop.time() now.
+  /// Write the frame of loop.time(): its fields are computed now, the file is written in the
+  /// background (one at a time) and complete after flush().
   void write_frame(const BeatLoop& loop);
+  /// Wait until every frame is on disk; throws the error of a failed write.
+  void flush();
   std::size_t frames() const { return m_frames.size(); }
   void save(BinaryWriter& out) const override;
   void restore(BinaryReader& in) override;
@@ -106,6 +110,7 @@ class FrameWriter final : public BeatObserver {
   Eigen::MatrixXd m_activation_field, m_label_field;
   std::vector<io::PvdFrame> m_frames;
   double m_next_frame = 0;
+  std::future<void> m_pending;  ///< the frame being written
 };
 
 /// The phase of the LV at the start (the first cavity's, as the phase tracking always began).

@@ -230,6 +230,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
   const auto checkpoint = [&]() {
     cp.compute_s = compute_s();
     write_tables();
+    frames.flush();  // the checkpoint lists the frames written
     write_checkpoint(cp, loop, observers);
   };
   std::string incomplete;  // why the run stopped before t_end, or why its last beat has no statistics
@@ -260,6 +261,7 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
     if (incomplete.empty()) progress.log_last_beat(loop);
   }
   frames.write_frame(loop);
+  frames.flush();
   write_tables();
 
   BeatRunResult out;

@@ -26,7 +26,7 @@ OutputEstimate estimate_output_size(const HeartConfig& cfg, bool simulate, const
   e.mesh_bytes = nodes * kMeshOutputBytesPerNode + elements * kMeshOutputBytesPerElement;
   if (!simulate || !cfg.simulation) return e;
   const HeartSimulation& sim = *cfg.simulation;
-  e.other_bytes = e.frame_bytes;  // final.vtu
+  e.other_bytes = nodes * kFinalBytesPerNode + elements * kFinalBytesPerElement;  // final.vtu
   if (sim.mode != SimulationMode::beat) return e;
   // Frames at 0, output_interval, ... before t_end, and one at t_end (heart_beat.cpp).
   const double t_end = sim.first_onset + sim.beats * sim.period;

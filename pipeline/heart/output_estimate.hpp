@@ -14,12 +14,16 @@
 namespace cardio::pipeline {
 
 // Fitted to the outputs of configs/lv_phantom.yaml at 2 mm (886 nodes, 460 elements) and 1 mm
-// (4908 nodes, 3196 elements), 2026-11-25; tests/cli/inputs_test.cpp checks a real run against them.
-/// One frame (frames/frame_NNNNN.vtu; final.vtu) per node and per element: zlib-compressed VTK XML
-/// with rest position, displacement and velocity per node (doubles hardly compress), and per element
+// (4908 nodes, 3196 elements), 2026-11-25 (final.vtu) and 2026-11-27 (frames); tests/cli/inputs_test.cpp
+// checks a real run against them.
+/// One frame (frames/frame_NNNNN.vtu) per node and per element: LZ4-compressed single-precision VTK
+/// XML (io::Storage::frame) with rest position, displacement and velocity per node, and per element
 /// the connectivity, fibre, sheet, activation, tension, label, strains and AHA segment.
-constexpr double kFrameBytesPerNode = 66;
-constexpr double kFrameBytesPerElement = 128;
+constexpr double kFrameBytesPerNode = 47;
+constexpr double kFrameBytesPerElement = 97;
+/// final.vtu: the same fields in double precision, zlib-compressed (io::Storage::full).
+constexpr double kFinalBytesPerNode = 66;
+constexpr double kFinalBytesPerElement = 128;
 /// mesh.vtu, surfaces.vtp, cavity_*.vtp and the mesh stage's cache/ (uncompressed, most of it).
 constexpr double kMeshOutputBytesPerNode = 134;
 constexpr double kMeshOutputBytesPerElement = 484;
@@ -28,7 +32,7 @@ constexpr double kCsvBytesPerValue = 18;
 
 struct OutputEstimate {
   double frames = 0;       ///< frames/frame_NNNNN.vtu (beat mode; 0 otherwise)
-  double frame_bytes = 0;  ///< each frame, and final.vtu
+  double frame_bytes = 0;  ///< each frame
   double mesh_bytes = 0;   ///< mesh.vtu, surfaces, cavities, cache/
   double other_bytes = 0;  ///< final.vtu, the CSV tables, series.pvd, checkpoint.bin
   /// What sets the number of frames, e.g. "simulation.output_interval = 0.05 ms over 1800 ms".

@@ -8,12 +8,14 @@
 #include <vtkErrorCode.h>
 #include <vtkExecutive.h>
 #include <vtkFieldData.h>
+#include <vtkFloatArray.h>
 #include <vtkIntArray.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
 #include <vtkStringArray.h>
+#include <vtkTypeInt32Array.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLPolyDataWriter.h>
 #include <vtkXMLUnstructuredGridWriter.h>
@@ -22,6 +24,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "cardio/core/atomic_file.hpp"
@@ -30,33 +33,39 @@
 namespace cardio::io {
 namespace {
 
-vtkSmartPointer<vtkDataArray> make_array(const Field& f) {
-  vtkSmartPointer<vtkDataArray> a;
-  if (f.integer)
-    a = vtkSmartPointer<vtkIntArray>::New();
-  else
-    a = vtkSmartPointer<vtkDoubleArray>::New();
-  a->SetName(f.name.c_str());
-  a->SetNumberOfComponents(static_cast<int>(f.values.rows()));
-  a->SetNumberOfTuples(f.values.cols());
-  for (Eigen::Index i = 0; i < f.values.cols(); ++i)
-    for (Eigen::Index c = 0; c < f.values.rows(); ++c) a->SetComponent(i, static_cast<int>(c), f.values(c, i));
+/// A VTK array of `values` (column-major, one tuple per column) of element type T.
+template <class Array, class T, class Values>
+vtkSmartPointer<vtkDataArray> typed_array(const Values& values) {
+  auto a = vtkSmartPointer<Array>::New();
+  a->SetNumberOfComponents(static_cast<int>(values.rows()));
+  a->SetNumberOfTuples(values.cols());
+  T* out = a->GetPointer(0);
+  const Eigen::Index n = values.size();
+  for (Eigen::Index k = 0; k < n; ++k) out[k] = static_cast<T>(values.data()[k]);
   return a;
 }
 
-vtkNew<vtkPoints> make_points(const Eigen::Matrix3Xd& x) {
+vtkSmartPointer<vtkDataArray> make_array(const Field& f, Storage storage) {
+  vtkSmartPointer<vtkDataArray> a = f.integer                   ? typed_array<vtkIntArray, int>(f.values)
+                                    : storage == Storage::frame ? typed_array<vtkFloatArray, float>(f.values)
+                                                                : typed_array<vtkDoubleArray, double>(f.values);
+  a->SetName(f.name.c_str());
+  return a;
+}
+
+vtkNew<vtkPoints> make_points(const Eigen::Matrix3Xd& x, Storage storage = Storage::full) {
   vtkNew<vtkPoints> pts;
-  pts->SetDataTypeToDouble();
-  pts->SetNumberOfPoints(x.cols());
-  for (Eigen::Index i = 0; i < x.cols(); ++i) pts->SetPoint(i, x(0, i), x(1, i), x(2, i));
+  pts->SetData(storage == Storage::frame ? typed_array<vtkFloatArray, float>(x)
+                                         : typed_array<vtkDoubleArray, double>(x));
   return pts;
 }
 
-void add_fields(vtkDataSetAttributes* data, const std::vector<Field>& fields, Eigen::Index count, const char* where) {
+void add_fields(vtkDataSetAttributes* data, const std::vector<Field>& fields, Eigen::Index count, const char* where,
+                Storage storage = Storage::full) {
   for (const Field& f : fields) {
     CARDIO_CHECK(f.values.cols() == count,
                  where << " field " << f.name << " has " << f.values.cols() << " values, expected " << count);
-    data->AddArray(make_array(f));
+    data->AddArray(make_array(f, storage));
   }
 }
 
@@ -100,7 +109,7 @@ void verify_xml_file(const std::filesystem::path& file, const std::filesystem::p
 }
 
 template <class Writer, class Data>
-void write_xml(const std::filesystem::path& file, Data* data) {
+void write_xml(const std::filesystem::path& file, Data* data, Storage storage = Storage::full) {
   write_via_temp(file, [&](const std::filesystem::path& tmp) {
     vtkNew<Writer> w;
     vtkNew<VtkMessages> messages;
@@ -110,8 +119,9 @@ void write_xml(const std::filesystem::path& file, Data* data) {
     w->SetInputData(data);
     w->SetDataModeToAppended();
     w->EncodeAppendedDataOff();
-    // zlib level 1: frames are written from inside the time loop, and VTK's default level (5) took
-    // 10 % of the default case's run time; level 1 compresses about as well on float data.
+    // zlib level 1 compresses double data about as well as VTK's default level (5), in less time.
+    // Frames: LZ4, 6 % of the default case's CPU time with zlib level 1 (docs/performance.md).
+    if (storage == Storage::frame) w->SetCompressorTypeToLZ4();
     w->SetCompressionLevel(1);
     errno = 0;
     const int ok = w->Write();
@@ -128,15 +138,21 @@ void write_xml(const std::filesystem::path& file, Data* data) {
   });
 }
 
-vtkNew<vtkUnstructuredGrid> hex_grid(const mechanics::HexMesh& mesh) {
+vtkNew<vtkUnstructuredGrid> hex_grid(const mechanics::HexMesh& mesh, Storage storage = Storage::full) {
   vtkNew<vtkUnstructuredGrid> grid;
-  grid->SetPoints(make_points(mesh.rest));
-  grid->Allocate(mesh.n_elements());
-  for (const auto& h : mesh.hexes) {
-    vtkIdType ids[8];
-    for (int i = 0; i < 8; ++i) ids[i] = h[std::size_t(i)];
-    grid->InsertNextCell(VTK_HEXAHEDRON, 8, ids);
-  }
+  grid->SetPoints(make_points(mesh.rest, storage));
+  // 32-bit connectivity where the node ids fit: half the bytes of VTK's default 64-bit ids.
+  CARDIO_CHECK(mesh.n_nodes() <= std::numeric_limits<std::int32_t>::max(),
+               "the mesh has " << mesh.n_nodes() << " nodes: more than a VTK file with 32-bit ids holds");
+  vtkNew<vtkTypeInt32Array> offsets, connectivity;
+  offsets->SetNumberOfValues(mesh.n_elements() + 1);
+  connectivity->SetNumberOfValues(8 * mesh.n_elements());
+  for (std::int64_t e = 0; e <= mesh.n_elements(); ++e) offsets->SetValue(e, std::int32_t(8 * e));
+  for (std::int64_t e = 0; e < mesh.n_elements(); ++e)
+    for (int i = 0; i < 8; ++i) connectivity->SetValue(8 * e + i, std::int32_t(mesh.hexes[std::size_t(e)][i]));
+  vtkNew<vtkCellArray> cells;
+  cells->SetData(offsets, connectivity);
+  grid->SetCells(VTK_HEXAHEDRON, cells);
   return grid;
 }
 
@@ -168,16 +184,16 @@ void write_mesh_vtu(const std::filesystem::path& file, const mechanics::HexMesh&
 }
 
 void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x,
-               const std::vector<Field>& extra, const std::vector<Field>& extra_cells) {
+               const std::vector<Field>& extra, const std::vector<Field>& extra_cells, Storage storage) {
   CARDIO_CHECK(x.cols() == mesh.n_nodes(), "state has " << x.cols() << " nodes, mesh " << mesh.n_nodes());
-  auto grid = hex_grid(mesh);
-  add_fields(grid->GetPointData(), {{"displacement", x - mesh.rest}}, mesh.n_nodes(), "point");
+  auto grid = hex_grid(mesh, storage);
+  add_fields(grid->GetPointData(), {{"displacement", x - mesh.rest}}, mesh.n_nodes(), "point", storage);
   grid->GetPointData()->SetActiveVectors("displacement");
-  add_fields(grid->GetPointData(), extra, mesh.n_nodes(), "point");
+  add_fields(grid->GetPointData(), extra, mesh.n_nodes(), "point", storage);
   add_fields(grid->GetCellData(), {{"fibre", mesh.fibre}, {"sheet", mesh.sheet}, material_field(mesh)},
-             mesh.n_elements(), "cell");
-  add_fields(grid->GetCellData(), extra_cells, mesh.n_elements(), "cell");
-  write_xml<vtkXMLUnstructuredGridWriter>(file, grid.Get());
+             mesh.n_elements(), "cell", storage);
+  add_fields(grid->GetCellData(), extra_cells, mesh.n_elements(), "cell", storage);
+  write_xml<vtkXMLUnstructuredGridWriter>(file, grid.Get(), storage);
 }
 
 void write_vtp(const std::filesystem::path& file, const Eigen::Matrix3Xd& points,

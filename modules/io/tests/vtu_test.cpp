@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -157,6 +158,38 @@ TEST_F(VtuTest, RoundTripThroughVtkReader) {
     EXPECT_NEAR(fibre->GetComponent(e, 1), 1.0, 1e-15);  // uniform fibres along y
     EXPECT_NEAR(sheet->GetComponent(e, 2), 1.0, 1e-15);  // sheet along z
     EXPECT_EQ(mat->GetComponent(e, 0), static_cast<double>(e % 3));
+  }
+}
+
+TEST_F(VtuTest, FrameStorageIsSinglePrecisionLz4) {
+  Fixture fx;
+  const Eigen::Matrix3Xd vel = Eigen::Matrix3Xd::Constant(3, fx.mesh.n_nodes(), 1.0 / 3.0);
+  const fs::path file = m_dir / "frame.vtu";
+  cardio::io::write_vtu(file, fx.mesh, fx.x, {{"velocity", vel}}, {}, cardio::io::Storage::frame);
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("compressor=\"vtkLZ4DataCompressor\""), std::string::npos);
+  auto g = read_vtu(file);
+  ASSERT_EQ(g->GetNumberOfCells(), fx.mesh.n_elements());
+  EXPECT_EQ(g->GetPoints()->GetDataType(), VTK_FLOAT);
+  vtkDataArray* disp = g->GetPointData()->GetArray("displacement");
+  vtkDataArray* v = g->GetPointData()->GetArray("velocity");
+  ASSERT_NE(disp, nullptr);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(disp->GetDataType(), VTK_FLOAT);
+  EXPECT_EQ(g->GetCellData()->GetArray("material")->GetDataType(), VTK_INT);
+  for (vtkIdType i = 0; i < disp->GetNumberOfTuples(); ++i)
+    for (int c = 0; c < 3; ++c) {
+      // Rounded to float: relative error at most 2^-24.
+      const double u = fx.x(c, i) - fx.mesh.rest(c, i);
+      EXPECT_NEAR(disp->GetComponent(i, c), u, std::abs(u) * 0x1p-24) << "node " << i;
+      EXPECT_EQ(v->GetComponent(i, c), double(1.0f / 3.0f));
+    }
+  for (vtkIdType e = 0; e < g->GetNumberOfCells(); ++e) {
+    vtkNew<vtkIdList> ids;
+    g->GetCellPoints(e, ids);
+    for (int k = 0; k < 8; ++k)
+      EXPECT_EQ(ids->GetId(k), fx.mesh.hexes[static_cast<std::size_t>(e)][static_cast<std::size_t>(k)]);
   }
 }
 

@@ -23,8 +23,15 @@ struct Field {
 };
 using PointField = Field;
 
+/// How a file stores its arrays. `full`: points and fields in double precision, zlib-compressed
+/// (meshes, final states). `frame`: a frame of a time series, for viewing: single precision (7
+/// significant digits, half the bytes) and LZ4, which compresses several times faster than zlib;
+/// frames are written beside the time loop and compete with it for the cores.
+enum class Storage { full, frame };
+
 void write_vtu(const std::filesystem::path& file, const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x,
-               const std::vector<Field>& extra_point_fields = {}, const std::vector<Field>& extra_cell_fields = {});
+               const std::vector<Field>& extra_point_fields = {}, const std::vector<Field>& extra_cell_fields = {},
+               Storage storage = Storage::full);
 
 /// Strings stored as VTK field data (whole-dataset metadata: tag names, units of the fields).
 struct FieldStrings {
