@@ -99,7 +99,7 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   m_t += m_dt;
   ++m_steps;
   if (m_steps % 100 == 0) mechanics::check_state(m_system, m_mesh.mesh, m_state, m_dt, m_steps, m_t);
-  const std::vector<double> volumes = m_cavities.volumes_mL(m_state.x);
+  const std::vector<double> volumes = m_cavities.end_of_step_volumes_mL(m_state.x);
   check_cavity_volumes(volumes);
   if (auto overrun = m_cavities.update(m_t, volumes, m_dt)) return overrun;
   if (m_calibration) calibrate_tension();

@@ -1,5 +1,8 @@
 #include "cardio/circulation/cavity_coupling.hpp"
 
+#include <cmath>
+#include <limits>
+
 #include "cardio/core/error.hpp"
 #include "cardio/core/units.hpp"
 
@@ -38,6 +41,7 @@ CavityCoupling::CavityCoupling(const std::vector<CavityCirculation>& circulation
   m_command.resize(m_cycles.size());
   m_impulse.resize(m_cycles.size());
   m_coupled.resize(m_cycles.size());
+  m_projected_mm3.assign(m_cycles.size(), std::numeric_limits<double>::quiet_NaN());
   if (!loop) return;
   m_ventricle = loop_ventricles(circulation, *loop);
   std::array<const meshing::CavitySurface*, 2> ventricles{nullptr, nullptr};
@@ -50,6 +54,7 @@ void CavityCoupling::set_time(double t) {
     m_command[c] = m_cycles[c].command(t);
     if (m_loop) m_command[c].mode = CavityCommand::Mode::closed_loop;
     m_impulse[c] = 0;
+    m_projected_mm3[c] = std::numeric_limits<double>::quiet_NaN();
   }
 }
 
@@ -69,17 +74,28 @@ void CavityCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd
   }
   for (std::size_t c = 0; c < m_cycles.size(); ++c) {
     const CavityCommand& cmd = m_command[c];
-    if (cmd.mode == CavityCommand::Mode::volume)
-      m_impulse[c] += project_volume(*m_surfaces[c], mass, free_mask, cmd.volume_mL * kMm3PerMl, dt, x, &v).impulse(dt);
-    else if (cmd.mode == CavityCommand::Mode::windkessel)
+    if (cmd.mode == CavityCommand::Mode::volume) {
+      const ProjectionResult r = project_volume(*m_surfaces[c], mass, free_mask, cmd.volume_mL * kMm3PerMl, dt, x, &v);
+      m_impulse[c] += r.impulse(dt);
+      m_projected_mm3[c] = r.volume_mm3;
+    } else if (cmd.mode == CavityCommand::Mode::windkessel) {
       m_coupled[c] = project_volume_windkessel(*m_surfaces[c], mass, free_mask, m_cycles[c].windkessel(), cmd.volume_mL,
                                                dt, x, &v);
+      m_projected_mm3[c] = m_coupled[c].projection.volume_mm3;
+    }
   }
 }
 
 std::vector<double> CavityCoupling::volumes_mL(const Eigen::Matrix3Xd& x) const {
   std::vector<double> V(m_cycles.size());
   for (std::size_t c = 0; c < V.size(); ++c) V[c] = cavity_volume_mm3(*m_surfaces[c], x) / kMm3PerMl;
+  return V;
+}
+
+std::vector<double> CavityCoupling::end_of_step_volumes_mL(const Eigen::Matrix3Xd& x) const {
+  std::vector<double> V(m_cycles.size());
+  for (std::size_t c = 0; c < V.size(); ++c)
+    V[c] = (std::isnan(m_projected_mm3[c]) ? cavity_volume_mm3(*m_surfaces[c], x) : m_projected_mm3[c]) / kMm3PerMl;
   return V;
 }
 

@@ -113,15 +113,24 @@ Direction direction(const CavitySurface& c, const Eigen::VectorXd& mass, const E
   return r;
 }
 
-void check_inputs(const CavitySurface& c, const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free, double dt,
-                  const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd* v) {
+void check_inputs(const CavitySurface& c, const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free,
+                  const Eigen::Matrix3Xd& x) {
   check_cavity(c, x.cols());
   CARDIO_CHECK(mass.size() == x.cols(), "masses: " << mass.size() << " values for " << x.cols() << " nodes");
   CARDIO_CHECK(free.size() == 0 || free.cols() == x.cols(),
                "free mask: " << free.cols() << " columns for " << x.cols() << " nodes (expected 3 x n_nodes or empty)");
+}
+
+/// The step's own inputs (the cavity, masses and mask are checked by VolumePath).
+void check_step(double dt, const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd* v) {
   CARDIO_CHECK(std::isfinite(dt) && dt > 0, "volume projection: dt = " << dt << " ms, expected a finite value > 0");
   CARDIO_CHECK(v == nullptr || v->cols() == x.cols(),
                "velocities: " << v->cols() << " columns for " << x.cols() << " nodes");
+}
+
+/// The enclosed volume [mm^3] of a checked cavity.
+double volume_of(const CavitySurface& c, const Eigen::Matrix3Xd& x) {
+  return six_volume(c, centred_points(c, x)) / 6.0;
 }
 
 /// x += phi d on the cavity's nodes; v += phi d / dt if given. Returns the largest displacement.
@@ -141,7 +150,7 @@ double move(const CavitySurface& c, const Eigen::Matrix3Xd& d, double phi, doubl
 
 double cavity_volume_mm3(const CavitySurface& cavity, const Eigen::Matrix3Xd& x) {
   check_cavity(cavity, x.cols());
-  return six_volume(cavity, centred_points(cavity, x)) / 6.0;
+  return volume_of(cavity, x);
 }
 
 VolumeGradient volume_gradient(const CavitySurface& cavity, const Eigen::Matrix3Xd& x) {
@@ -159,7 +168,7 @@ void add_pressure_forces(const CavitySurface& cavity, const Eigen::Matrix3Xd& x,
 ProjectionResult project_volume(const CavitySurface& cavity, const Eigen::VectorXd& mass,
                                 const Eigen::Matrix3Xd& free_mask, double target_mm3, double dt, Eigen::Matrix3Xd& x,
                                 Eigen::Matrix3Xd* v) {
-  check_inputs(cavity, mass, free_mask, dt, x, v);
+  check_step(dt, x, v);
   CARDIO_CHECK(std::isfinite(target_mm3) && target_mm3 > 0,
                "cavity '" << cavity.name << "': target volume " << target_mm3 << " mm^3, expected a finite value > 0");
   const VolumePath path(cavity, mass, free_mask, x);
@@ -184,7 +193,7 @@ ProjectionResult project_volume(const CavitySurface& cavity, const Eigen::Vector
     for (std::size_t i = 0; i < cavity.nodes.size(); ++i)
       v->col(cavity.nodes[i]) += r.velocity_multiplier * dv.d.col(Eigen::Index(i));
   }
-  r.volume_mm3 = cavity_volume_mm3(cavity, x);
+  r.volume_mm3 = volume_of(cavity, x);
   return r;
 }
 
@@ -212,7 +221,7 @@ std::vector<ProjectionResult> project_volumes(const std::vector<CavitySurface>& 
 CoupledResult project_volume_windkessel(const CavitySurface& cavity, const Eigen::VectorXd& mass,
                                         const Eigen::Matrix3Xd& free_mask, const Windkessel& windkessel,
                                         double volume_begin_mL, double dt, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd* v) {
-  check_inputs(cavity, mass, free_mask, dt, x, v);
+  check_step(dt, x, v);
   CARDIO_CHECK(std::isfinite(volume_begin_mL) && volume_begin_mL > 0,
                "cavity '" << cavity.name << "': volume at the start of the step " << volume_begin_mL
                           << " mL, expected a finite value > 0");
@@ -230,7 +239,7 @@ CoupledResult project_volume_windkessel(const CavitySurface& cavity, const Eigen
     CARDIO_FAIL("cavity '" << cavity.name << "': no Windkessel-coupled projection (" << e.what() << ")");
   }
   r.projection.max_displacement = path.move(r.projection.phi, dt, x, v);
-  r.projection.volume_mm3 = cavity_volume_mm3(cavity, x);
+  r.projection.volume_mm3 = volume_of(cavity, x);
   r.pressure_mmHg = r.projection.phi / (dt * dt * kappa);
   r.outflow = (vb - r.projection.volume_mm3) / (kMm3PerMl * dt);
   return r;
@@ -239,7 +248,7 @@ CoupledResult project_volume_windkessel(const CavitySurface& cavity, const Eigen
 VolumePath::VolumePath(const CavitySurface& cavity, const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask,
                        const Eigen::Matrix3Xd& x)
     : m_cavity(cavity) {
-  check_inputs(cavity, mass, free_mask, 1.0, x, nullptr);
+  check_inputs(cavity, mass, free_mask, x);
   const Eigen::Matrix3Xd p = centred_points(cavity, x);
   m_direction = direction(cavity, mass, free_mask, node_gradient(cavity, p)).d;
   const Cubic k = volume_cubic(cavity, p, m_direction);
@@ -257,7 +266,7 @@ double VolumePath::move(double phi, double dt, Eigen::Matrix3Xd& x, Eigen::Matri
 double max_explicit_impedance_step(const CavitySurface& cavity, const Eigen::VectorXd& mass,
                                    const Eigen::Matrix3Xd& free_mask, const Eigen::Matrix3Xd& x,
                                    double impedance_mmHg_ms_per_mL) {
-  check_inputs(cavity, mass, free_mask, 1.0, x, nullptr);
+  check_inputs(cavity, mass, free_mask, x);
   const double z = impedance_mmHg_ms_per_mL * units::kMmHgInKPa / kMm3PerMl;  // kPa ms / mm^3
   if (!(z > 0)) return std::numeric_limits<double>::infinity();
   const Direction dir = direction(cavity, mass, free_mask, node_gradient(cavity, centred_points(cavity, x)));

@@ -68,6 +68,10 @@ class CavityCoupling {
                Eigen::Matrix3Xd& v);
   /// The cavity volumes at x [mL] (a wall folded through itself gives a non-positive or NaN one).
   std::vector<double> volumes_mL(const Eigen::Matrix3Xd& x) const;
+  /// The same at the end of a step whose positions x last changed in project(): a projected
+  /// cavity's volume is the one its projection computed at those positions (the same function of
+  /// the same x, one pass over its surface fewer per step).
+  std::vector<double> end_of_step_volumes_mL(const Eigen::Matrix3Xd& x) const;
   /// Advance every beat machine to t with the step's volumes and pressures. A beat that overran
   /// its period is returned (the last one, if several), the other cavities are still advanced.
   std::optional<Overrun> update(double t, const std::vector<double>& volumes_mL, double dt);
@@ -94,6 +98,7 @@ class CavityCoupling {
   std::vector<CavityCommand> m_command;  ///< of the current step
   std::vector<double> m_impulse;         ///< isovolumic: sum of the step's projection impulses [kPa ms]
   std::vector<CoupledResult> m_coupled;  ///< ejection: the step's coupled projection
+  std::vector<double> m_projected_mm3;   ///< the volume after the step's last projection (NaN: none)
   std::optional<ClosedLoopCoupling> m_loop;
   std::vector<int> m_ventricle;  ///< closed loop: the loop ventricle (0 LV, 1 RV) of each cavity
 };
