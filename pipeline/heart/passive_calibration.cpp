@@ -20,8 +20,8 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-/// The root search on log C stops when the bracket is narrower than this (0.1 % in C) or the
-/// mismatch is below kMismatchTol; after kMaxEvaluations inflation curves it gives up.
+/// The root search on log C stops when the bracket, or the last secant step, is narrower than this
+/// (0.1 % in C) or the mismatch is below kMismatchTol; after kMaxEvaluations curves it gives up.
 constexpr double kLogBracketTol = 1e-3, kMismatchTol = 1e-5;
 constexpr int kMaxEvaluations = 30;
 
@@ -74,23 +74,28 @@ class StiffnessSearch {
   std::ostream* m_log;
 };
 
-/// Regula falsi with the Illinois modification on a bracket [a, b] of opposite signs.
+/// The root of a bracket [a, b] of opposite signs: the secant through the two latest samples when
+/// it falls inside the bracket (superlinear on the smooth, nearly linear mismatch of log C), else
+/// regula falsi on the bracket; every sample narrows the bracket.
 Sample refine(StiffnessSearch& search, Sample a, Sample b) {
   Sample best = std::abs(a.g) < std::abs(b.g) ? a : b;
-  int side = 0;
+  Sample latest = b, previous = a;
+  const auto zero_of = [](const Sample& p, const Sample& q) {
+    return p.log_C - p.g * (q.log_C - p.log_C) / (q.g - p.g);
+  };
   while (std::abs(b.log_C - a.log_C) > kLogBracketTol && std::abs(best.g) > kMismatchTol &&
          search.evaluations < kMaxEvaluations) {
-    const double ga = side == -1 ? 0.5 * a.g : a.g, gb = side == 1 ? 0.5 * b.g : b.g;
-    const auto s = search.at(a.log_C - ga * (b.log_C - a.log_C) / (gb - ga));
+    const double lo = std::min(a.log_C, b.log_C), hi = std::max(a.log_C, b.log_C);
+    double next = latest.g != previous.g ? zero_of(latest, previous) : zero_of(a, b);
+    if (!(next > lo && next < hi)) next = zero_of(a, b);
+    const auto s = search.at(next);
     if (!s) break;  // between two that inflated: does not happen for a smooth law; keep the best
     if (std::abs(s->g) < std::abs(best.g)) best = *s;
-    if ((s->g > 0) == (a.g > 0)) {
-      a = *s;
-      side = 1;  // a moved: the next time, halve b's weight
-    } else {
-      b = *s;
-      side = -1;
-    }
+    ((s->g > 0) == (a.g > 0) ? a : b) = *s;
+    previous = latest;
+    latest = *s;
+    // The root within the tolerance of the best sample: no need to narrow the bracket further.
+    if (std::abs(latest.log_C - previous.log_C) < kLogBracketTol) break;
   }
   return best;
 }
@@ -184,6 +189,10 @@ StiffnessFit fit_stiffness(const HeartSimulation& sim, const meshing::VoxelMesh&
   };
   const std::optional<double> g0 = mismatch(std::log(sim.material.law.C));
   if (!g0) CARDIO_FAIL(p.where << ": passive calibration: the unloaded heart does not inflate with material.C");
+  if (std::abs(*g0) <= kMismatchTol) {  // e.g. the last round of calibrate_passive_stiffness
+    const Sample& s = samples.begin()->second;
+    return {std::exp(s.log_C), s.curve, search.evaluations, s.g};
+  }
   // A curve more concave than the target (g > 0: the volume rises too early) is too soft: stiffen.
   const RootBracket r = bracket_root(mismatch, std::log(sim.material.law.C), *g0,
                                      *g0 > 0 ? std::log(2.0) : -std::log(2.0), log_lo, log_hi);
