@@ -56,11 +56,19 @@ class StiffnessSearch {
 
   std::optional<Sample> at(double log_C) {
     ++evaluations;
+    const auto t0 = Clock::now();
     Sample s{log_C, 0, passive_curve(m_sim, m_mesh, m_cavity, m_sim.passive_calibration.points, std::exp(log_C))};
-    if (s.curve.volume_mL.empty()) return std::nullopt;
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (s.curve.volume_mL.empty()) {
+      if (m_log)
+        *m_log << "  passive fit: C = " << std::setprecision(4) << std::exp(log_C) << " kPa: did not inflate ("
+               << std::setprecision(3) << seconds << " s)" << std::endl;
+      return std::nullopt;
+    }
     s.g = normalised_mismatch(s.curve, m_target);
     if (m_log)
       *m_log << "  passive fit: C = " << std::setprecision(4) << std::exp(log_C) << " kPa: normalised mismatch " << s.g
+             << " (" << s.curve.newton_iterations << " Newton iterations, " << std::setprecision(3) << seconds << " s)"
              << std::endl;
     return s;
   }
@@ -139,6 +147,7 @@ PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::Vox
     c.volume_mL.push_back(meshing::cavity_volume(surface, x) / 1000.0);
   });
   if (!out.converged) return {};
+  c.newton_iterations = out.newton_iterations;
   return c;
 }
 

@@ -41,6 +41,7 @@ KlotzCurve klotz_curve(double V0_mL, double EDV_mL, double EDP_mmHg);
 /// unloaded volume at 0 mmHg).
 struct PressureVolumeCurve {
   std::vector<double> pressure_mmHg, volume_mL;
+  int newton_iterations = 0;  ///< what the inflation took (failed increments included)
 };
 
 /// The passive inflation curve of `cavity` of `mesh` (rest = unloaded) with Guccione C = C_kPa,
