@@ -102,7 +102,7 @@ Sample refine(StiffnessSearch& search, Sample a, Sample b) {
     ((s->g > 0) == (a.g > 0) ? a : b) = *s;
     previous = latest;
     latest = *s;
-    // The root within the tolerance of the best sample: no need to narrow the bracket further.
+    // A secant step below the tolerance: the root is that close to the latest sample.
     if (std::abs(latest.log_C - previous.log_C) < kLogBracketTol) break;
   }
   return best;
