@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -171,6 +173,29 @@ TEST(Unloading, ConfigErrorsNameTheKey) {
   EXPECT_NE(error_of("unloading: {end_diastolic_pressures: {lv: 8 mmHg}}\npassive_calibration: {cavity: rv}\n")
                 .find("unloading.end_diastolic_pressures"),
             std::string::npos);
+}
+
+TEST(Unloading, BeatModeTakesNewtonsIterationLimitOnlyWithUnloading) {
+  std::ifstream in(std::string(CARDIO_SOURCE_DIR) + "/configs/lv_phantom.yaml");
+  const std::string beat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(beat.find("mode: beat"), std::string::npos);
+  const auto parse = [](const std::string& yaml) {
+    auto doc = config::Document::load_string(yaml, "beat.yaml");
+    return pipeline::parse_heart_config(*doc);
+  };
+  const std::string unloading = "unloading: {end_diastolic_pressures: {lv: 8 mmHg}}\n";
+  EXPECT_EQ(parse(beat + unloading).simulation->max_iterations, 60);
+  std::string limited = beat;
+  limited.insert(limited.find("  mode: beat") + 13, "  max_iterations: 45\n");
+  EXPECT_EQ(parse(limited + unloading).simulation->max_iterations, 45);
+  try {
+    (void)parse(limited);
+    ADD_FAILURE() << "max_iterations accepted in beat mode without unloading";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("used with mode: quasi_static, or with unloading in mode: beat"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Klotz, CurveMatchesValuesComputedByHand) {

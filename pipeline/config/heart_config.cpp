@@ -262,9 +262,16 @@ AnalysisParams parse_analysis(const Node& an, const std::vector<circulation::Cav
 void parse_beat(const Node& sim, const Node& root, const std::filesystem::path& base, HeartSimulation& h) {
   // A beat writes frames and tables; a probe would be ignored there.
   root.reject_if_present("probes", "used with simulation.mode: quasi_static only (a beat's motion is in its frames)");
-  for (const char* k : {"load_steps", "residual_tol", "max_iterations", "solver", "update_tol", "load_step_cuts",
-                        "linear_solver", "reuse_factorisation", "initial_guess"})
+  for (const char* k : {"load_steps", "residual_tol", "solver", "update_tol", "load_step_cuts", "linear_solver",
+                        "reuse_factorisation", "initial_guess"})
     sim.reject_if_present(k, "used with mode: quasi_static only");
+  // The Newton inflations of the unloading and the passive calibration. On a real heart their soft
+  // inflations take 25-30 damped iterations before the quadratic phase, and a limit of 30 halved
+  // increments just before it (docs/heartbeat.md, "Unloaded reference and passive calibration").
+  if (root.has("unloading"))
+    h.max_iterations = sim.integer("max_iterations", 60, 1, 10000);
+  else
+    sim.reject_if_present("max_iterations", "used with mode: quasi_static, or with unloading in mode: beat");
   h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
   h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));
   h.beats = static_cast<int>(sim.integer("beats", 2, 1, 1000));
