@@ -42,6 +42,9 @@ double normalised_mismatch(const PressureVolumeCurve& c, const NormalisedCurve& 
   return sum / double(std::max<std::size_t>(n - 2, 1));
 }
 
+/// Where the line through (x0, g0) and (x1, g1) crosses g = 0.
+double secant_root(double x0, double g0, double x1, double g1) { return x0 - g0 * (x1 - x0) / (g1 - g0); }
+
 /// One evaluation of the search: the curve at C and its mismatch (nullopt: did not inflate).
 struct Sample {
   double log_C = 0, g = 0;
@@ -88,9 +91,7 @@ class StiffnessSearch {
 Sample refine(StiffnessSearch& search, Sample a, Sample b) {
   Sample best = std::abs(a.g) < std::abs(b.g) ? a : b;
   Sample latest = b, previous = a;
-  const auto zero_of = [](const Sample& p, const Sample& q) {
-    return p.log_C - p.g * (q.log_C - p.log_C) / (q.g - p.g);
-  };
+  const auto zero_of = [](const Sample& p, const Sample& q) { return secant_root(p.log_C, p.g, q.log_C, q.g); };
   while (std::abs(b.log_C - a.log_C) > kLogBracketTol && std::abs(best.g) > kMismatchTol &&
          search.evaluations < kMaxEvaluations) {
     const double lo = std::min(a.log_C, b.log_C), hi = std::max(a.log_C, b.log_C);
@@ -160,7 +161,7 @@ RootBracket bracket_root(const MismatchAt& mismatch, double log_start, double g_
   for (;;) {
     double s = step;
     if (previous && previous->second != r.g_a) {
-      const double root = r.log_a - r.g_a * (r.log_a - previous->first) / (r.g_a - previous->second);
+      const double root = secant_root(r.log_a, r.g_a, previous->first, previous->second);
       s = step * std::clamp(1.2 * (root - r.log_a) / step, 0.25, 1.0);
     }
     const double l = std::clamp(r.log_a + s, log_lo, log_hi);
