@@ -75,7 +75,8 @@ double Twitch::shape(double s) const {
 double Twitch::activation(double t, double t_act) const {
   double s = t - t_act - m_params.delay_ms;
   if (s < 0) return 0.0;
-  if (m_params.period_ms > 0) s = std::fmod(s, m_params.period_ms);
+  if (m_params.period_ms > 0 && s >= m_params.period_ms)
+    s = std::fmod(s, m_params.period_ms);  // fmod(s, T) = s below T
   return shape(s);
 }
 

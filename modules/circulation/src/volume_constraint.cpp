@@ -8,6 +8,7 @@
 #include "cardio/circulation/cubic.hpp"
 #include "cardio/circulation/windkessel.hpp"
 #include "cardio/core/error.hpp"
+#include "cardio/core/parallel.hpp"
 #include "cardio/core/units.hpp"
 
 namespace cardio::circulation {
@@ -17,10 +18,19 @@ using meshing::CavitySurface;
 
 void check_cavity(const CavitySurface& c, Eigen::Index n_nodes) {
   CARDIO_CHECK(!c.nodes.empty() && !c.triangles.empty(), "cavity '" << c.name << "' has an empty surface");
+  // Runs every step: the ranges first (vectorised min/max), the offending entry only on failure.
+  const auto [node_lo, node_hi] = std::minmax_element(c.nodes.begin(), c.nodes.end());
+  const auto n_points = static_cast<std::int32_t>(c.nodes.size() + (c.has_lid() ? 1 : 0));
+  std::int32_t point_lo = 0, point_hi = 0;
+  for (const auto& t : c.triangles)
+    for (std::int32_t i : t) {
+      point_lo = std::min(point_lo, i);
+      point_hi = std::max(point_hi, i);
+    }
+  if (*node_lo >= 0 && *node_hi < n_nodes && point_lo >= 0 && point_hi < n_points) return;
   for (std::int32_t node : c.nodes)
     CARDIO_CHECK(node >= 0 && node < n_nodes,
                  "cavity '" << c.name << "' refers to node " << node << " but the mesh has " << n_nodes << " nodes");
-  const auto n_points = static_cast<std::int32_t>(c.nodes.size() + (c.has_lid() ? 1 : 0));
   for (const auto& t : c.triangles)
     for (std::int32_t i : t)
       CARDIO_CHECK(i >= 0 && i < n_points,
@@ -35,28 +45,66 @@ Eigen::Matrix3Xd centred_points(const CavitySurface& c, const Eigen::Matrix3Xd& 
   return p;
 }
 
+/// Triangles are split into blocks by their count alone, never by the thread count: each block
+/// sums in triangle order and the blocks add in block order, so every sum is bit-identical at any
+/// thread count. Blocks run in parallel (the projection is serial work between the element loops).
+constexpr std::size_t kTrianglesPerBlock = 1024, kMaxTriangleBlocks = 8;
+
+std::int64_t triangle_blocks(const CavitySurface& c) {
+  return std::int64_t(std::clamp<std::size_t>(c.triangles.size() / kTrianglesPerBlock, 1, kMaxTriangleBlocks));
+}
+
+/// body(block, first, last) over the triangle blocks [first, last).
+template <class Body>
+void for_each_triangle_block(const CavitySurface& c, std::int64_t blocks, Body&& body) {
+  const std::size_t n = c.triangles.size();
+  parallel_for_blocks(blocks, [&](std::int64_t b) {
+    body(std::size_t(b), n * std::size_t(b) / std::size_t(blocks), n * std::size_t(b + 1) / std::size_t(blocks));
+  });
+}
+
 double six_volume(const CavitySurface& c, const Eigen::Matrix3Xd& p) {
+  const std::int64_t blocks = triangle_blocks(c);
+  std::vector<double> partial(std::size_t(blocks), 0.0);
+  for_each_triangle_block(c, blocks, [&](std::size_t b, std::size_t first, std::size_t last) {
+    double s = 0;
+    for (std::size_t i = first; i < last; ++i) {
+      const auto& t = c.triangles[i];
+      s += p.col(t[0]).dot(p.col(t[1]).cross(p.col(t[2])));
+    }
+    partial[b] = s;
+  });
   double s = 0;
-  for (const auto& t : c.triangles) s += p.col(t[0]).dot(p.col(t[1]).cross(p.col(t[2])));
+  for (double v : partial) s += v;
   return s;
 }
 
-/// dV/dx per mesh node of the surface (3 x nodes.size()), the lid centre's share on the rim.
+/// dV/dx per mesh node of the surface (3 x nodes.size()), the lid centre's share on the rim. Each
+/// triangle block scatters into its own array; the arrays add per point in block order.
 Eigen::Matrix3Xd node_gradient(const CavitySurface& c, const Eigen::Matrix3Xd& p) {
-  Eigen::Matrix3Xd g = Eigen::Matrix3Xd::Zero(3, p.cols());
-  for (const auto& t : c.triangles) {
-    const Eigen::Vector3d a = p.col(t[0]), b = p.col(t[1]), d = p.col(t[2]);
-    g.col(t[0]) += b.cross(d);
-    g.col(t[1]) += d.cross(a);
-    g.col(t[2]) += a.cross(b);
-  }
+  const std::int64_t blocks = triangle_blocks(c);
+  std::vector<Eigen::Matrix3Xd> part(static_cast<std::size_t>(blocks));
+  for_each_triangle_block(c, blocks, [&](std::size_t b, std::size_t first, std::size_t last) {
+    Eigen::Matrix3Xd& g = part[b];
+    g.setZero(3, p.cols());
+    for (std::size_t i = first; i < last; ++i) {
+      const auto& t = c.triangles[i];
+      const Eigen::Vector3d a = p.col(t[0]), e = p.col(t[1]), d = p.col(t[2]);
+      g.col(t[0]) += e.cross(d);
+      g.col(t[1]) += d.cross(a);
+      g.col(t[2]) += a.cross(e);
+    }
+  });
+  Eigen::Matrix3Xd g = std::move(part[0]);
+  for (std::size_t b = 1; b < part.size(); ++b) g += part[b];
   g /= 6.0;
   const auto n = static_cast<Eigen::Index>(c.nodes.size());
   if (c.has_lid()) {
     const Eigen::Vector3d share = g.col(n) / double(c.rim.size());
     for (std::int32_t r : c.rim) g.col(r) += share;
   }
-  return g.leftCols(n);
+  g.conservativeResize(3, n);
+  return g;
 }
 
 struct Cubic {
@@ -65,17 +113,25 @@ struct Cubic {
 
 /// V(phi) = c0 + c1 phi + c2 phi^2 + c3 phi^3 for points p + phi d (Promayon sec. 3.4, expanded).
 Cubic volume_cubic(const CavitySurface& c, const Eigen::Matrix3Xd& p, const Eigen::Matrix3Xd& d) {
+  const std::int64_t blocks = triangle_blocks(c);
+  std::vector<Cubic> partial(static_cast<std::size_t>(blocks));
+  for_each_triangle_block(c, blocks, [&](std::size_t b, std::size_t first, std::size_t last) {
+    Cubic& k = partial[b];
+    for (std::size_t i = first; i < last; ++i) {
+      const auto& t = c.triangles[i];
+      const Eigen::Vector3d a0 = p.col(t[0]), a1 = p.col(t[1]), a2 = p.col(t[2]);
+      const Eigen::Vector3d b0 = d.col(t[0]), b1 = d.col(t[1]), b2 = d.col(t[2]);
+      const Eigen::Vector3d a12 = a1.cross(a2), b12 = b1.cross(b2);
+      const Eigen::Vector3d ab = a1.cross(b2) + b1.cross(a2);
+      k.c[0] += a0.dot(a12);
+      k.c[1] += b0.dot(a12) + a0.dot(ab);
+      k.c[2] += a0.dot(b12) + b0.dot(ab);
+      k.c[3] += b0.dot(b12);
+    }
+  });
   Cubic k;
-  for (const auto& t : c.triangles) {
-    const Eigen::Vector3d a0 = p.col(t[0]), a1 = p.col(t[1]), a2 = p.col(t[2]);
-    const Eigen::Vector3d b0 = d.col(t[0]), b1 = d.col(t[1]), b2 = d.col(t[2]);
-    const Eigen::Vector3d a12 = a1.cross(a2), b12 = b1.cross(b2);
-    const Eigen::Vector3d ab = a1.cross(b2) + b1.cross(a2);
-    k.c[0] += a0.dot(a12);
-    k.c[1] += b0.dot(a12) + a0.dot(ab);
-    k.c[2] += a0.dot(b12) + b0.dot(ab);
-    k.c[3] += b0.dot(b12);
-  }
+  for (const Cubic& part : partial)
+    for (int i = 0; i < 4; ++i) k.c[i] += part.c[i];
   for (double& v : k.c) v /= 6.0;
   return k;
 }
@@ -193,7 +249,7 @@ ProjectionResult project_volume(const CavitySurface& cavity, const Eigen::Vector
     for (std::size_t i = 0; i < cavity.nodes.size(); ++i)
       v->col(cavity.nodes[i]) += r.velocity_multiplier * dv.d.col(Eigen::Index(i));
   }
-  r.volume_mm3 = volume_of(cavity, x);
+  r.volume_mm3 = path.volume_mm3(r.phi);  // exact: every surface point moved along phi d
   return r;
 }
 
@@ -239,7 +295,7 @@ CoupledResult project_volume_windkessel(const CavitySurface& cavity, const Eigen
     CARDIO_FAIL("cavity '" << cavity.name << "': no Windkessel-coupled projection (" << e.what() << ")");
   }
   r.projection.max_displacement = path.move(r.projection.phi, dt, x, v);
-  r.projection.volume_mm3 = volume_of(cavity, x);
+  r.projection.volume_mm3 = path.volume_mm3(r.projection.phi);  // exact: every point moved along phi d
   r.pressure_mmHg = r.projection.phi / (dt * dt * kappa);
   r.outflow = (vb - r.projection.volume_mm3) / (kMm3PerMl * dt);
   return r;

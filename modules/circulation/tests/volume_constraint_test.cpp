@@ -10,6 +10,7 @@
 #include "cardio/circulation/volume_constraint.hpp"
 #include "cardio/circulation/windkessel.hpp"
 #include "cardio/core/error.hpp"
+#include "cardio/core/parallel.hpp"
 #include "cardio/core/units.hpp"
 #include "cardio/mechanics/integrators.hpp"
 #include "test_meshes.hpp"
@@ -72,6 +73,46 @@ TEST(CavityVolume, PressureForcesAreThePressureTimesTheGradient) {
     EXPECT_LT((f.col(g.nodes[k]) - 2.5 * g.grad.col(Eigen::Index(k))).norm(), 1e-14);
   // A uniform pressure on a closed surface has no net force.
   EXPECT_LT(f.rowwise().sum().norm(), 1e-12);
+}
+
+TEST(CavityVolume, LargeCavityInTriangleBlocksIsExactAndBitIdenticalAtAnyThreadCount) {
+  // Large enough for the sums to run in several blocks of triangles (in parallel).
+  const meshing::VoxelMesh m = testing::open_box_mesh({30, 28, 22});
+  const CavitySurface& lv = m.cavities.at(0);
+  ASSERT_GT(lv.triangles.size(), 4096u);
+  const Eigen::Matrix3Xd x0 = deformed(m, 0.05, 11);
+  // Against meshing's serial sum in absolute coordinates (its own round-off, eps |x|^3 / V).
+  EXPECT_LT(std::abs(cavity_volume_mm3(lv, x0) / meshing::cavity_volume(lv, x0) - 1), 1e-10);
+  const VolumeGradient g = volume_gradient(lv, x0);
+  const double h = 1e-5, scale = g.grad.cwiseAbs().maxCoeff();
+  for (std::size_t k = 0; k < g.nodes.size(); k += 97)
+    for (int d = 0; d < 3; ++d) {
+      Eigen::Matrix3Xd xp = x0, xm = x0;
+      xp(d, g.nodes[k]) += h;
+      xm(d, g.nodes[k]) -= h;
+      const double fd = (cavity_volume_mm3(lv, xp) - cavity_volume_mm3(lv, xm)) / (2 * h);
+      EXPECT_NEAR(fd, g.grad(d, Eigen::Index(k)), 1e-7 * scale) << "node " << g.nodes[k];
+    }
+  WindkesselParams wp;
+  wp.initial_pressure = 60;
+  const Windkessel wk(wp);
+  const double v_begin = cavity_volume_mm3(lv, x0) / kMm3PerMl;
+  const auto run = [&](int threads) {
+    set_thread_count(threads);
+    Eigen::Matrix3Xd x = x0;
+    const CoupledResult r = project_volume_windkessel(lv, m.mass, Eigen::Matrix3Xd(), wk, v_begin, 0.02, x);
+    return std::make_pair(r, x);
+  };
+  const int threads = thread_count();
+  const auto [r1, x1] = run(1);
+  const auto [r2, x2] = run(std::max(2, threads));
+  set_thread_count(threads);
+  EXPECT_EQ(r1.projection.phi, r2.projection.phi);
+  EXPECT_EQ(r1.projection.volume_mm3, r2.projection.volume_mm3);
+  EXPECT_TRUE((x1.array() == x2.array()).all());
+  EXPECT_NE(r1.projection.phi, 0.0);  // the comparison is not between unmoved states
+  // The volume the projection reports (its cubic at phi) is the volume of the moved surface.
+  EXPECT_LT(std::abs(r1.projection.volume_mm3 / cavity_volume_mm3(lv, x1) - 1), 1e-13);
 }
 
 TEST(Cubic, RootNearestZero) {
