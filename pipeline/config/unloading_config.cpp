@@ -47,7 +47,11 @@ PassiveCalibrationParams parse_passive_calibration(const Node& root, const Unloa
   n.choice("target", {"klotz"}, "klotz");
   c.cavity = n.text("cavity", "lv");
   c.points = int(n.integer("points", 6, 2, 50));
-  c.max_rounds = int(n.integer("max_rounds", 4, 1, 50));
+  if (n.has("max_rounds"))
+    n.fail("max_rounds",
+           "renamed max_evaluations: the calibration is one root search, each evaluation an unloading and a "
+           "passive curve at the same C (docs/heartbeat.md)");
+  c.max_evaluations = int(n.integer("max_evaluations", 12, 2, 100));
   c.tolerance = n.number("tolerance", 0.01, Range::open(0, 1));
   if (!c.enabled) return c;
   if (!unloading.enabled)

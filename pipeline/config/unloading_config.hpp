@@ -34,8 +34,8 @@ struct PassiveCalibrationParams {
   bool enabled = false;
   std::string cavity = "lv";                ///< the cavity whose inflation follows the Klotz curve
   int points = 6;                           ///< pressures EDP/points, 2 EDP/points, ..., EDP
-  int max_rounds = 4;                       ///< alternations of unloading and fitting C
-  double tolerance = 0.01;                  ///< stop when C changes by less than this fraction between rounds
+  int max_evaluations = 12;                 ///< unloadings (each with its passive curve) of the search
+  double tolerance = 0.01;                  ///< stop when C is known to this fraction
   double min_scale = 0.05, max_scale = 20;  ///< the bracket of C / material.C searched
   std::string where;
 };

@@ -24,6 +24,10 @@ using Clock = std::chrono::steady_clock;
 /// (0.1 % in C) or the mismatch is below kMismatchTol; after kMaxEvaluations curves it gives up.
 constexpr double kLogBracketTol = 1e-3, kMismatchTol = 1e-5;
 constexpr int kMaxEvaluations = 30;
+/// The bracket's secant-aimed step is at most this many of its base steps (x8 in C for log 2): the
+/// mismatch steepens towards soft C, so the secant through two stiff samples overshoots, and a C
+/// that does not inflate costs a Newton failure before the step is halved.
+constexpr double kMaxBracketSteps = 3.0;
 
 const meshing::CavitySurface& cavity_named(const meshing::VoxelMesh& m, const std::string& name,
                                            const std::string& where) {
@@ -85,28 +89,37 @@ class StiffnessSearch {
   std::ostream* m_log;
 };
 
-/// The root of a bracket [a, b] of opposite signs: the secant through the two latest samples when
+/// The root of a bracket [a, b] of opposite signs, to log_tol in log C: the secant through the two latest samples when
 /// it falls inside the bracket (superlinear on the smooth, nearly linear mismatch of log C), else
 /// regula falsi on the bracket; every sample narrows the bracket.
-Sample refine(StiffnessSearch& search, Sample a, Sample b) {
-  Sample best = std::abs(a.g) < std::abs(b.g) ? a : b;
+struct Refined {
+  Sample best;
+  bool converged = false;  ///< to log_tol or kMismatchTol (not stopped by the budget or a failure)
+};
+
+template <class Search>
+Refined refine(Search& search, Sample a, Sample b, double log_tol, int max_evaluations) {
+  Refined r{std::abs(a.g) < std::abs(b.g) ? a : b, false};
   Sample latest = b, previous = a;
   const auto zero_of = [](const Sample& p, const Sample& q) { return secant_root(p.log_C, p.g, q.log_C, q.g); };
-  while (std::abs(b.log_C - a.log_C) > kLogBracketTol && std::abs(best.g) > kMismatchTol &&
-         search.evaluations < kMaxEvaluations) {
+  for (;;) {
+    r.converged = std::abs(b.log_C - a.log_C) <= log_tol || std::abs(r.best.g) <= kMismatchTol;
+    if (r.converged || search.evaluations >= max_evaluations) return r;
     const double lo = std::min(a.log_C, b.log_C), hi = std::max(a.log_C, b.log_C);
     double next = latest.g != previous.g ? zero_of(latest, previous) : zero_of(a, b);
     if (!(next > lo && next < hi)) next = zero_of(a, b);
     const auto s = search.at(next);
-    if (!s) break;  // between two that inflated: does not happen for a smooth law; keep the best
-    if (std::abs(s->g) < std::abs(best.g)) best = *s;
+    if (!s) return r;  // between two that inflated: does not happen for a smooth law; keep the best
+    if (std::abs(s->g) < std::abs(r.best.g)) r.best = *s;
     ((s->g > 0) == (a.g > 0) ? a : b) = *s;
     previous = latest;
     latest = *s;
     // A secant step below the tolerance: the root is that close to the latest sample.
-    if (std::abs(latest.log_C - previous.log_C) < kLogBracketTol) break;
+    if (std::abs(latest.log_C - previous.log_C) < log_tol) {
+      r.converged = true;
+      return r;
+    }
   }
-  return best;
 }
 
 }  // namespace
@@ -162,7 +175,7 @@ RootBracket bracket_root(const MismatchAt& mismatch, double log_start, double g_
     double s = step;
     if (previous && previous->second != r.g_a) {
       const double root = secant_root(r.log_a, r.g_a, previous->first, previous->second);
-      s = step * std::clamp(1.2 * (root - r.log_a) / step, 0.25, 1.0);
+      s = step * std::clamp(1.2 * (root - r.log_a) / step, 0.25, kMaxBracketSteps);
     }
     const double l = std::clamp(r.log_a + s, log_lo, log_hi);
     if (std::abs(l - r.log_a) < 1e-12) return r;  // at the end of the range
@@ -212,7 +225,7 @@ StiffnessFit fit_stiffness(const HeartSimulation& sim, const meshing::VoxelMesh&
                         << "' follow the target (last normalised mismatch " << r.g_a << " at C = " << std::exp(r.log_a)
                         << " kPa" << (r.softer_did_not_inflate ? "; softer C did not inflate" : "")
                         << "): the curve's shape also depends on material.b_f, b_t and b_fs");
-  const Sample best = refine(search, samples.at(r.log_a), samples.at(*r.log_b));
+  const Sample best = refine(search, samples.at(r.log_a), samples.at(*r.log_b), kLogBracketTol, kMaxEvaluations).best;
   return {std::exp(best.log_C), best.curve, search.evaluations, best.g};
 }
 
@@ -227,7 +240,7 @@ PressureVolumeCurve klotz_at(const PressureVolumeCurve& model, double EDV_mL) {
   return c;
 }
 
-json calibration_report(const HeartSimulation& sim, const CalibrationResult& r, double EDV_mL, json rounds,
+json calibration_report(const HeartSimulation& sim, const CalibrationResult& r, double EDV_mL, json evaluations,
                         double seconds) {
   const KlotzCurve k = klotz_curve(r.model.volume_mL.front(), EDV_mL, r.model.pressure_mmHg.back());
   double sum = 0, worst = 0;
@@ -251,10 +264,93 @@ json calibration_report(const HeartSimulation& sim, const CalibrationResult& r, 
       {"curves_without_pericardium", sim.pericardium.has_value()},  // ex vivo, as Klotz measured
       {"rms_volume_mismatch_mL", std::sqrt(sum / double(r.model.volume_mL.size()))},
       {"max_volume_mismatch_mL", worst},
-      {"rounds", std::move(rounds)},
+      {"evaluations", std::move(evaluations)},
       {"unloading_iterations", r.unloaded.history.back().iteration},
       {"seconds", seconds}};
 }
+
+}  // namespace
+
+namespace {
+
+/// One evaluation of the consistent search: the reference unloaded with C, then the passive curve
+/// at C on it, and its mismatch (nullopt: that C did not unload or did not inflate).
+class UnloadedSearch {
+ public:
+  UnloadedSearch(const HeartSimulation& sim, const meshing::VoxelMesh& image, const NormalisedCurve& target,
+                 std::ostream* log)
+      : m_sim(sim), m_image(image), m_target(target), m_log(log) {}
+
+  std::optional<Sample> at(double log_C) {
+    ++evaluations;
+    const auto t0 = Clock::now();
+    HeartSimulation s = m_sim;
+    s.material.law.C = std::exp(log_C);
+    if (m_log)
+      *m_log << "passive calibration " << evaluations << ": unloading with C = " << s.material.law.C << " kPa\n";
+    const Eigen::Matrix3Xd* start = nearest_reference(log_C);
+    std::optional<UnloadingResult> unloaded;
+    try {
+      unloaded = unload_reference(s, m_image, m_log, start, start ? 1 : 0);
+    } catch (const Error& e) {
+      if (evaluations == 1) throw;  // at material.C: a problem of the config, not of the search
+      return failed(log_C, t0, std::string("did not unload: ") + e.what());
+    }
+    Sample smp{log_C, 0,
+               passive_curve(s, unloaded->mesh, m_sim.passive_calibration.cavity, m_sim.passive_calibration.points,
+                             s.material.law.C)};
+    if (smp.curve.volume_mL.empty()) return failed(log_C, t0, "did not inflate");
+    smp.g = normalised_mismatch(smp.curve, m_target);
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    report.push_back({{"C_kPa", s.material.law.C},
+                      {"unloading_iterations", unloaded->history.back().iteration},
+                      {"unloaded_volume_mL", smp.curve.volume_mL.front()},
+                      {"curve_newton_iterations", smp.curve.newton_iterations},
+                      {"normalised_mismatch", smp.g},
+                      {"seconds", seconds}});
+    if (m_log)
+      *m_log << "passive calibration " << evaluations << ": C = " << std::setprecision(4) << s.material.law.C
+             << " kPa: V0 = " << smp.curve.volume_mL.front() << " mL, normalised mismatch " << smp.g << " ("
+             << smp.curve.newton_iterations << " Newton iterations in the curve, " << std::setprecision(3) << seconds
+             << " s with the unloading)" << std::endl;
+    m_unloaded.emplace(log_C, std::move(*unloaded));
+    return smp;
+  }
+
+  /// The reference unloaded with exp(log_C) (a C this search evaluated).
+  UnloadingResult& unloaded_at(double log_C) { return m_unloaded.at(log_C); }
+
+  int evaluations = 0;
+  json report = json::array();  ///< one entry per evaluation
+  std::string last_failure;
+
+ private:
+  /// The unloaded reference of the evaluated C nearest in log C: the next unloading starts there.
+  const Eigen::Matrix3Xd* nearest_reference(double log_C) const {
+    const Eigen::Matrix3Xd* best = nullptr;
+    double distance = 0;
+    for (const auto& [l, u] : m_unloaded)
+      if (!best || std::abs(l - log_C) < distance) {
+        best = &u.mesh.mesh.rest;
+        distance = std::abs(l - log_C);
+      }
+    return best;
+  }
+
+  std::optional<Sample> failed(double log_C, Clock::time_point t0, const std::string& why) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    last_failure = why;
+    report.push_back({{"C_kPa", std::exp(log_C)}, {"failed", why}, {"seconds", seconds}});
+    if (m_log) *m_log << "passive calibration " << evaluations << ": C = " << std::exp(log_C) << " kPa " << why << "\n";
+    return std::nullopt;
+  }
+
+  const HeartSimulation& m_sim;
+  const meshing::VoxelMesh& m_image;
+  const NormalisedCurve& m_target;
+  std::ostream* m_log;
+  std::map<double, UnloadingResult> m_unloaded;  // by log C
+};
 
 }  // namespace
 
@@ -266,41 +362,60 @@ CalibrationResult calibrate_passive_stiffness(const HeartSimulation& sim, const 
   const double EDP = sim.unloading.pressure_of(p.cavity) / units::kMmHgInKPa;
   const double B = klotz_curve(0.0, EDV, EDP).B;  // the normalised shape depends on EDP only
   const NormalisedCurve target = [B](double t) { return std::pow(t, 1.0 / B); };
-  HeartSimulation s = sim;
-  CalibrationResult r;
-  json rounds = json::array();
-  Eigen::Matrix3Xd X;  // the last unloaded reference: the next unloading starts there
-  bool converged = false;
-  for (int round = 1; round <= p.max_rounds && !converged; ++round) {
-    if (log) *log << "passive calibration round " << round << ": unloading with C = " << s.material.law.C << " kPa\n";
-    r.unloaded = unload_reference(s, image, log, X.size() ? &X : nullptr);
-    X = r.unloaded.mesh.mesh.rest;
-    const StiffnessFit fit = fit_stiffness(s, r.unloaded.mesh, p.cavity, target, log);
-    const double change = std::abs(fit.C_kPa / s.material.law.C - 1);
-    rounds.push_back({{"round", round},
-                      {"C_unloaded_with_kPa", s.material.law.C},
-                      {"unloaded_volume_mL", fit.curve.volume_mL.front()},
-                      {"C_fitted_kPa", fit.C_kPa},
-                      {"normalised_mismatch", fit.mismatch},
-                      {"inflation_curves", fit.evaluations}});
-    if (log)
-      *log << "passive calibration round " << round << ": fitted C = " << fit.C_kPa << " kPa (change " << 100 * change
-           << " %), V0 = " << fit.curve.volume_mL.front() << " mL" << std::endl;
-    converged = change < p.tolerance;
-    s.material.law.C = fit.C_kPa;
+  // One root search on log C of the mismatch after unloading with that same C: its root is where
+  // the unloading and the fit agree (a fit at a fixed reference moves C by 30-90 % once the
+  // reference is unloaded again with it, so alternating them spent most curves on stale references).
+  UnloadedSearch search(sim, image, target, log);
+  std::map<double, Sample> samples;  // by log C
+  const MismatchAt mismatch = [&](double log_C) -> std::optional<double> {
+    if (search.evaluations >= p.max_evaluations) return std::nullopt;
+    auto s = search.at(log_C);
+    if (!s) return std::nullopt;
+    samples[log_C] = *s;
+    return s->g;
+  };
+  const double log_C0 = std::log(sim.material.law.C);
+  const std::optional<double> g0 = mismatch(log_C0);
+  if (!g0) CARDIO_FAIL(p.where << ": passive calibration: the unloaded heart does not inflate with material.C");
+  Sample best = samples.at(log_C0);
+  const double log_tol = std::log1p(p.tolerance);
+  if (std::abs(*g0) > kMismatchTol) {
+    // A curve more concave than the target (g > 0: the volume rises too early) is too soft: stiffen.
+    const RootBracket r =
+        bracket_root(mismatch, log_C0, *g0, *g0 > 0 ? std::log(2.0) : -std::log(2.0),
+                     std::log(p.min_scale * sim.material.law.C), std::log(p.max_scale * sim.material.law.C));
+    if (!r.log_b && search.evaluations >= p.max_evaluations)
+      CARDIO_FAIL(p.where << ": passive calibration did not converge: no sign change of the mismatch within "
+                          << "passive_calibration.max_evaluations = " << p.max_evaluations
+                          << " unloadings and curves (last normalised mismatch " << r.g_a
+                          << " at C = " << std::exp(r.log_a) << " kPa; see run.log); raise max_evaluations");
+    if (!r.log_b)
+      CARDIO_FAIL(p.where << ": passive calibration: no Guccione C between " << p.min_scale * sim.material.law.C
+                          << " and " << p.max_scale * sim.material.law.C << " kPa makes the passive curve of '"
+                          << p.cavity << "', unloaded with that C, follow the Klotz curve (last normalised mismatch "
+                          << r.g_a << " at C = " << std::exp(r.log_a) << " kPa after " << search.evaluations
+                          << " of passive_calibration.max_evaluations = " << p.max_evaluations << " evaluations"
+                          << (search.last_failure.empty() ? "" : "; last failure: " + search.last_failure)
+                          << "): the curve's shape also depends on material.b_f, b_t and b_fs");
+    const Refined refined = refine(search, samples.at(r.log_a), samples.at(*r.log_b), log_tol, p.max_evaluations);
+    if (!refined.converged)
+      CARDIO_FAIL(p.where << ": passive calibration did not converge: C is bracketed but not known to "
+                          << "passive_calibration.tolerance = " << p.tolerance << " after "
+                          << "passive_calibration.max_evaluations = " << p.max_evaluations
+                          << " unloadings and curves (best C = " << std::exp(refined.best.log_C)
+                          << " kPa, normalised mismatch " << refined.best.g << "; see run.log); raise max_evaluations");
+    best = refined.best;
   }
-  if (!converged)
-    CARDIO_FAIL(p.where << ": passive calibration did not converge: C still changed by more than "
-                        << "passive_calibration.tolerance = " << p.tolerance
-                        << " after passive_calibration.max_rounds = " << p.max_rounds
-                        << " rounds of unloading and fitting (see run.log); raise max_rounds");
-  r.C_kPa = s.material.law.C;
-  r.unloaded = unload_reference(s, image, log, &X);  // consistent with the final C
-  r.model = passive_curve(s, r.unloaded.mesh, p.cavity, p.points, r.C_kPa);
-  if (r.model.volume_mL.empty()) CARDIO_FAIL(p.where << ": passive calibration: the final curve did not inflate");
+  CalibrationResult r;
+  r.C_kPa = std::exp(best.log_C);
+  r.unloaded = std::move(search.unloaded_at(best.log_C));
+  r.model = best.curve;
   r.klotz = klotz_at(r.model, EDV);
-  r.report =
-      calibration_report(sim, r, EDV, std::move(rounds), std::chrono::duration<double>(Clock::now() - t0).count());
+  if (log)
+    *log << "passive calibration: C = " << r.C_kPa << " kPa after " << search.evaluations
+         << " unloadings and curves, normalised mismatch " << best.g << std::endl;
+  r.report = calibration_report(sim, r, EDV, std::move(search.report),
+                                std::chrono::duration<double>(Clock::now() - t0).count());
   return r;
 }
 

@@ -162,7 +162,7 @@ json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& imag
 }  // namespace
 
 UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, std::ostream* log,
-                                 const Eigen::Matrix3Xd* start) {
+                                 const Eigen::Matrix3Xd* start, int min_updates) {
   const auto t0 = Clock::now();
   const UnloadingParams& u = sim.unloading;
   const double tol_mm = u.tolerance_voxels * image.grid.spacing.minCoeff();
@@ -190,7 +190,7 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
     if (m.worst_node >= 0) it.max_at_mm = image.mesh.rest.col(m.worst_node);
     out.history.push_back(it);
     log_iteration(log, it, tol_mm);
-    if (m.rms_mm <= tol_mm) break;
+    if (m.rms_mm <= tol_mm && k >= min_updates) break;
     if (k >= u.max_iterations) fail_not_converged(sim, it, tol_mm);
     t_it = Clock::now();
     Evaluation next;
