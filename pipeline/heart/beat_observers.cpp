@@ -206,8 +206,8 @@ void FrameWriter::write_frame(const BeatLoop& loop) {
                                {"active_tension", loop.active_tension().transpose()},
                                {"label", m_label_field, true}};
   for (auto& f : m_analysis.frame_fields(s.x)) cells.push_back(std::move(f));
+  flush();  // one file in flight at a time; its error, if any, surfaces here, before this frame is listed
   m_frames.push_back({loop.time(), name});
-  flush();  // one file in flight at a time; its error, if any, surfaces here
   // The file is compressed and written beside the time loop, from copies of the state.
   m_pending = std::async(std::launch::async, [this, file = m_outdir / name, x = Eigen::Matrix3Xd(s.x),
                                               v = Eigen::Matrix3Xd(s.v), cells = std::move(cells), series = m_frames] {

@@ -1,7 +1,6 @@
 #include "cardio/circulation/cavity_coupling.hpp"
 
 #include <cmath>
-#include <limits>
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/units.hpp"
@@ -41,7 +40,7 @@ CavityCoupling::CavityCoupling(const std::vector<CavityCirculation>& circulation
   m_command.resize(m_cycles.size());
   m_impulse.resize(m_cycles.size());
   m_coupled.resize(m_cycles.size());
-  m_projected_mm3.assign(m_cycles.size(), std::numeric_limits<double>::quiet_NaN());
+  m_projected_mm3.assign(m_cycles.size(), std::nullopt);
   if (!loop) return;
   m_ventricle = loop_ventricles(circulation, *loop);
   std::array<const meshing::CavitySurface*, 2> ventricles{nullptr, nullptr};
@@ -54,7 +53,7 @@ void CavityCoupling::set_time(double t) {
     m_command[c] = m_cycles[c].command(t);
     if (m_loop) m_command[c].mode = CavityCommand::Mode::closed_loop;
     m_impulse[c] = 0;
-    m_projected_mm3[c] = std::numeric_limits<double>::quiet_NaN();
+    m_projected_mm3[c].reset();
   }
 }
 
@@ -95,7 +94,7 @@ std::vector<double> CavityCoupling::volumes_mL(const Eigen::Matrix3Xd& x) const 
 std::vector<double> CavityCoupling::end_of_step_volumes_mL(const Eigen::Matrix3Xd& x) const {
   std::vector<double> V(m_cycles.size());
   for (std::size_t c = 0; c < V.size(); ++c)
-    V[c] = (std::isnan(m_projected_mm3[c]) ? cavity_volume_mm3(*m_surfaces[c], x) : m_projected_mm3[c]) / kMm3PerMl;
+    V[c] = (m_projected_mm3[c] ? *m_projected_mm3[c] : cavity_volume_mm3(*m_surfaces[c], x)) / kMm3PerMl;
   return V;
 }
 

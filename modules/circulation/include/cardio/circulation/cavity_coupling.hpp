@@ -95,10 +95,10 @@ class CavityCoupling {
  private:
   std::vector<const meshing::CavitySurface*> m_surfaces;
   std::vector<BeatCycle> m_cycles;
-  std::vector<CavityCommand> m_command;  ///< of the current step
-  std::vector<double> m_impulse;         ///< isovolumic: sum of the step's projection impulses [kPa ms]
-  std::vector<CoupledResult> m_coupled;  ///< ejection: the step's coupled projection
-  std::vector<double> m_projected_mm3;   ///< the volume after the step's last projection (NaN: none)
+  std::vector<CavityCommand> m_command;                ///< of the current step
+  std::vector<double> m_impulse;                       ///< isovolumic: sum of the step's projection impulses [kPa ms]
+  std::vector<CoupledResult> m_coupled;                ///< ejection: the step's coupled projection
+  std::vector<std::optional<double>> m_projected_mm3;  ///< the volume after the step's last projection, if any
   std::optional<ClosedLoopCoupling> m_loop;
   std::vector<int> m_ventricle;  ///< closed loop: the loop ventricle (0 LV, 1 RV) of each cavity
 };
