@@ -5,21 +5,14 @@
 #include <cmath>
 #include <limits>
 
+#include "cardio/mechanics/trilinear.hpp"
+
 namespace cardio::pipeline {
 
 namespace {
 
-constexpr int kCorner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
-
-Eigen::Vector3d trilinear(const Eigen::Matrix3Xd& field, const mechanics::Hex& hex, const Eigen::Vector3d& xi) {
-  Eigen::Vector3d value = Eigen::Vector3d::Zero();
-  for (int n = 0; n < 8; ++n) {
-    double w = 1;
-    for (int a = 0; a < 3; ++a) w *= kCorner[n][a] ? xi[a] : 1 - xi[a];
-    value += w * field.col(hex[std::size_t(n)]);
-  }
-  return value;
-}
+/// This file's local coordinates are in [0, 1]^3; trilinear.hpp's are in [-1, 1]^3.
+Eigen::Vector3d unit_to_signed(const Eigen::Vector3d& xi) { return (2 * xi).array() - 1.0; }
 
 }  // namespace
 
@@ -55,21 +48,12 @@ std::optional<RestLocation> containing_element(const meshing::VoxelMesh& m, cons
 /// Local coordinates of p in the trilinear element `hex` (rest positions X): Newton's method on
 /// x(xi) = p from the element's centre (exact in one step for a box; fitted elements need a few).
 Eigen::Vector3d local_coordinates(const Eigen::Matrix3Xd& X, const mechanics::Hex& hex, const Eigen::Vector3d& p) {
+  const mechanics::NodeMatrix Xe = mechanics::gather(X, hex);
   Eigen::Vector3d xi = Eigen::Vector3d::Constant(0.5);
   for (int it = 0; it < 8; ++it) {
-    Eigen::Vector3d x = Eigen::Vector3d::Zero();
-    Eigen::Matrix3d J = Eigen::Matrix3d::Zero();  // dx/dxi
-    for (int n = 0; n < 8; ++n) {
-      Eigen::Vector3d dw = Eigen::Vector3d::Ones();
-      double w = 1;
-      for (int a = 0; a < 3; ++a) {
-        const double f = kCorner[n][a] ? xi[a] : 1 - xi[a];
-        w *= f;
-        for (int b = 0; b < 3; ++b) dw[b] *= b == a ? (kCorner[n][a] ? 1.0 : -1.0) : f;
-      }
-      x += w * X.col(hex[std::size_t(n)]);
-      J += X.col(hex[std::size_t(n)]) * dw.transpose();
-    }
+    const Eigen::Vector3d s = unit_to_signed(xi);
+    const Eigen::Vector3d x = Xe * mechanics::hex_shape_values(s).transpose();
+    const Eigen::Matrix3d J = 2 * Xe * mechanics::hex_shape_derivatives(s);  // dx/dxi, xi in [0, 1]
     const Eigen::Vector3d step = J.partialPivLu().solve(p - x);
     xi += step;
     if (!(step.norm() > 1e-12)) break;
@@ -95,7 +79,8 @@ RestLocation nearest_element(const meshing::VoxelMesh& m, const Eigen::Vector3d&
 
 Eigen::Vector3d interpolate_in_element(const meshing::VoxelMesh& m, std::int64_t element, const Eigen::Vector3d& xi,
                                        const Eigen::Matrix3Xd& field) {
-  return trilinear(field, m.mesh.hexes[std::size_t(element)], xi);
+  return mechanics::gather(field, m.mesh.hexes[std::size_t(element)]) *
+         mechanics::hex_shape_values(unit_to_signed(xi)).transpose();
 }
 
 }  // namespace cardio::pipeline

@@ -6,7 +6,7 @@
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
-#include "trilinear.hpp"
+#include "cardio/mechanics/trilinear.hpp"
 
 namespace cardio::mechanics {
 
@@ -23,8 +23,8 @@ Eigen::Matrix3d HexMesh::sample_frame(std::int64_t e, int g) const {
 double min_corner_jacobian(const NodeMatrix& x, int* corner) {
   double m = INFINITY;
   for (int i = 0; i < 8; ++i) {
-    const Eigen::Vector3d xi(detail::kCorner[i][0], detail::kCorner[i][1], detail::kCorner[i][2]);
-    const double J = (x * detail::shape_derivatives(xi)).determinant();
+    const Eigen::Vector3d xi(kHexCorner[i][0], kHexCorner[i][1], kHexCorner[i][2]);
+    const double J = (x * hex_shape_derivatives(xi)).determinant();
     if (J < m) {
       m = J;
       if (corner) *corner = i;
@@ -35,7 +35,7 @@ double min_corner_jacobian(const NodeMatrix& x, int* corner) {
 
 WorstElement worst_element(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
   std::array<Eigen::Matrix<double, 8, 3>, 8> dN;
-  for (int g = 0; g < 8; ++g) dN[std::size_t(g)] = detail::shape_derivatives(detail::gauss_xi(g));
+  for (int g = 0; g < 8; ++g) dN[std::size_t(g)] = hex_shape_derivatives(hex_gauss_xi(g));
   std::vector<double> minJ(mesh.hexes.size());
   parallel_for(mesh.n_elements(), [&](std::int64_t e) {
     const NodeMatrix X = gather(mesh.rest, mesh.hexes[std::size_t(e)]), xe = gather(x, mesh.hexes[std::size_t(e)]);

@@ -7,24 +7,23 @@
 #include <unsupported/Eigen/AutoDiff>
 
 #include "cardio/core/error.hpp"
+#include "cardio/mechanics/trilinear.hpp"
 #include "sampled_axes_constants.hpp"
-#include "trilinear.hpp"
 
 namespace cardio::mechanics {
 namespace {
 
 using V3 = Eigen::Vector3d;
-using detail::shape_derivatives;
 
 }  // namespace
 
-V3 sample_xi(int g) { return detail::gauss_xi(g); }
+V3 sample_xi(int g) { return hex_gauss_xi(g); }
 
 Eigen::Matrix<double, 3, kSamples> sample_points(const NodeMatrix& X) {
   Eigen::Matrix<double, 3, kSamples> p;
   for (int g = 0; g < kSamples; ++g) {
     const V3 xi = sample_xi(g);
-    p.col(g) = X * detail::shape_values(xi).transpose();
+    p.col(g) = X * hex_shape_values(xi).transpose();
   }
   return p;
 }
@@ -32,7 +31,7 @@ Eigen::Matrix<double, 3, kSamples> sample_points(const NodeMatrix& X) {
 SampledElementData sampled_element_data(const NodeMatrix& X, const std::array<Eigen::Matrix3d, kSamples>& frames) {
   SampledElementData d;
   for (int g = 0; g < kSamples; ++g) {
-    const Eigen::Matrix<double, 8, 3> dN = shape_derivatives(sample_xi(g));
+    const Eigen::Matrix<double, 8, 3> dN = hex_shape_derivatives(sample_xi(g));
     const Eigen::Matrix3d J0 = X * dN;  // dX/dxi
     const double det = J0.determinant();
     const double scale = std::pow((X.col(6) - X.col(0)).squaredNorm(), 1.5);
