@@ -287,7 +287,8 @@ class UnloadedSearch {
     HeartSimulation s = m_sim;
     s.material.law.C = std::exp(log_C);
     if (m_log)
-      *m_log << "passive calibration " << evaluations << ": unloading with C = " << s.material.law.C << " kPa\n";
+      *m_log << "passive calibration " << evaluations << ": unloading with C = " << s.material.law.C << " kPa"
+             << std::endl;
     const Eigen::Matrix3Xd* start = nearest_reference(log_C);
     std::optional<UnloadingResult> unloaded;
     try {
@@ -341,7 +342,8 @@ class UnloadedSearch {
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     last_failure = why;
     report.push_back({{"C_kPa", std::exp(log_C)}, {"failed", why}, {"seconds", seconds}});
-    if (m_log) *m_log << "passive calibration " << evaluations << ": C = " << std::exp(log_C) << " kPa " << why << "\n";
+    if (m_log)
+      *m_log << "passive calibration " << evaluations << ": C = " << std::exp(log_C) << " kPa " << why << std::endl;
     return std::nullopt;
   }
 
