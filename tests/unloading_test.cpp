@@ -329,9 +329,9 @@ TEST(PassiveCalibration, LvPhantomFollowsTheKlotzCurveThroughItsEndDiastole) {
   const double EDV = meshing::cavity_volume(c.mesh.cavities[0], c.mesh.mesh.rest) / 1000.0;
   const double V0 = r.model.volume_mL.front();
   const pipeline::KlotzCurve k = pipeline::klotz_curve(V0, EDV, 8.0);
-  // Measured (2026-11-27, 24 s on 2 threads): 7 unloadings and curves, C = 2, 1, 0.125, 0.104, 0.100,
-  // 0.1014, 0.1013 kPa; volume mismatch to Klotz 0.028 mL RMS. The alternating rounds before:
-  // C 2 -> 0.155 -> 0.107 -> 0.102 kPa in 19 curves, 0.035 mL RMS.
+  // Measured (2026-11-27, 2 threads): 5 unloadings and curves, C = 2, 1, 0.25, 0.1015, 0.1019 kPa;
+  // volume mismatch to Klotz 0.030 mL RMS. The alternating rounds before: C 2 -> 0.155 -> 0.107 ->
+  // 0.102 kPa in 19 curves, 0.035 mL RMS.
   // The image's EDV at EDP to the unloading tolerance (0.1 voxel RMS: about 2 % of the filling).
   EXPECT_NEAR(r.model.volume_mL.back(), EDV, 0.03 * (EDV - V0));
   for (std::size_t i = 0; i < r.model.volume_mL.size(); ++i)

@@ -73,7 +73,7 @@ struct RootBracket {
 
 /// Walks from (log_start, g_start) by `step` (log 2 or -log 2: C doubled or halved) towards the
 /// root, within [log_lo, log_hi]. From the second sample on, the step aims 20 % past the secant's
-/// root (between a quarter of the step and three steps); a C that does not inflate halves the step, up to
+/// root (between a quarter of the step and two steps); a C that does not inflate halves the step, up to
 /// 4 times. Very soft hearts fail to inflate just past the root, so halving C blindly stops there.
 RootBracket bracket_root(const MismatchAt& mismatch, double log_start, double g_start, double step, double log_lo,
                          double log_hi);
