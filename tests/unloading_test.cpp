@@ -256,6 +256,35 @@ TEST(PassiveCalibration, BracketStepsShorterWhereSofterHeartsDoNotInflate) {
   EXPECT_EQ(s.log_a, l0);
 }
 
+TEST(PassiveCalibration, BracketFromNearTheRootProbesNearIt) {
+  // A re-run at a fitted C starts 3 % from the root: the first probe lands past the root within a
+  // few percent, not at half the stiffness (which is soft, slow to inflate and far from the answer).
+  const double root = std::log(0.2);
+  int calls = 0;
+  const pipeline::MismatchAt g = [&](double l) -> std::optional<double> {
+    ++calls;
+    return 0.08 * (l - root);  // the slope of the LV phantom's mismatch, not the assumed 0.1
+  };
+  const double l0 = root + std::log(1.03);
+  const pipeline::RootBracket r = pipeline::bracket_root(g, l0, *g(l0), -std::log(2.0), std::log(0.01), std::log(40.0));
+  ASSERT_TRUE(r.log_b.has_value());
+  EXPECT_EQ(calls, 2);
+  EXPECT_LT(*r.log_b, root);
+  EXPECT_GT(*r.log_b, root - std::log(1.05));
+  // Far from the root the first probe is the whole step (C halved), as before.
+  std::vector<double> probes;
+  const pipeline::MismatchAt logged = [&](double l) -> std::optional<double> {
+    probes.push_back(l);
+    return 0.08 * (l - root);
+  };
+  const double far = root + std::log(8.0);
+  const pipeline::RootBracket f =
+      pipeline::bracket_root(logged, far, 0.08 * (far - root), -std::log(2.0), std::log(0.01), std::log(40.0));
+  ASSERT_TRUE(f.log_b.has_value());
+  ASSERT_GE(probes.size(), 1u);
+  EXPECT_NEAR(probes[0], far - std::log(2.0), 1e-12);
+}
+
 TEST(PassiveCalibration, FitRecoversAKnownStiffness) {
   // The target is the model's own normalised curve at C = 2 kPa; the fit starts from 6 kPa.
   Case c = load(kLvPhantom +

@@ -72,9 +72,11 @@ struct RootBracket {
 };
 
 /// Walks from (log_start, g_start) by `step` (log 2 or -log 2: C doubled or halved) towards the
-/// root, within [log_lo, log_hi]. From the second sample on, the step aims 20 % past the secant's
-/// root (between a quarter of the step and two steps); a C that does not inflate halves the step, up to
-/// 4 times. Very soft hearts fail to inflate just past the root, so halving C blindly stops there.
+/// root, within [log_lo, log_hi]. The first probe aims 20 % past the root along a typical slope
+/// (|g| 0.05 per unit of log C), between a sixteenth of the step and the step, so that a start near
+/// the root is not followed by a sample a factor 2 away. From the second sample on, the step aims 20 % past the
+/// secant's root (between a quarter of the step and two steps); a C that does not inflate halves the step, up to 4
+/// times. Very soft hearts fail to inflate just past the root, so halving C blindly stops there.
 RootBracket bracket_root(const MismatchAt& mismatch, double log_start, double g_start, double step, double log_lo,
                          double log_hi);
 
