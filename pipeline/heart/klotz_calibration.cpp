@@ -76,10 +76,10 @@ class UnloadedSearch {
     if (m_log)
       *m_log << "passive calibration " << evaluations << ": unloading with C = " << s.material.law.C << " kPa"
              << std::endl;
-    const WarmStart start = nearest_reference(log_C);
+    const Eigen::Matrix3Xd* start = nearest_reference(log_C);
     std::optional<UnloadingResult> unloaded;
     try {
-      unloaded = unload_reference(s, m_image, m_log, start);
+      unloaded = unload_reference(s, m_image, m_log, start, start ? 1 : 0);
     } catch (const Error& e) {
       if (evaluations == 1) throw;  // at material.C: a problem of the config, not of the search
       return failed(log_C, t0, std::string("did not unload: ") + e.what());
@@ -114,12 +114,12 @@ class UnloadedSearch {
 
  private:
   /// The unloaded reference of the evaluated C nearest in log C: the next unloading starts there.
-  WarmStart nearest_reference(double log_C) const {
-    WarmStart best;
+  const Eigen::Matrix3Xd* nearest_reference(double log_C) const {
+    const Eigen::Matrix3Xd* best = nullptr;
     double distance = 0;
     for (const auto& [l, u] : m_unloaded)
-      if (!best.X || std::abs(l - log_C) < distance) {
-        best = {&u.mesh.mesh.rest, std::exp(l)};
+      if (!best || std::abs(l - log_C) < distance) {
+        best = &u.mesh.mesh.rest;
         distance = std::abs(l - log_C);
       }
     return best;

@@ -17,7 +17,7 @@ inline constexpr double kLogBracketTol = 1e-3, kMismatchTol = 1e-5;
 inline constexpr int kMaxEvaluations = 30;  ///< curves of a fit on a fixed reference
 
 inline const meshing::CavitySurface& cavity_named(const meshing::VoxelMesh& m, const std::string& name,
-                                           const std::string& where) {
+                                                  const std::string& where) {
   for (const auto& c : m.cavities)
     if (c.name == name) return c;
   CARDIO_FAIL(where << ": passive_calibration.cavity: the mesh has no cavity '" << name << "'");

@@ -72,29 +72,6 @@ Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image,
   return ev;
 }
 
-/// The first evaluation of a warm start: the material walked from `from_C_kPa` to sim's C in steps of
-/// at most kContinuationFactor, each inflated at the full pressures from the last solution (the
-/// image's positions first: the start's own equilibrium, to the tolerance).
-Evaluation evaluate_by_continuation(const HeartSimulation& sim, const meshing::VoxelMesh& image,
-                                    const Eigen::Matrix3Xd& X, double from_C_kPa) {
-  const double to_C = sim.material.law.C;
-  const int steps =
-      std::max(1, int(std::ceil(std::abs(std::log(to_C / from_C_kPa)) / std::log(kContinuationFactor) - 1e-9)));
-  Evaluation ev;
-  Eigen::Matrix3Xd guess = image.mesh.rest;
-  int iterations = 0;
-  for (int k = 1; k <= steps; ++k) {
-    HeartSimulation s = sim;
-    s.material.law.C = from_C_kPa * std::pow(to_C / from_C_kPa, double(k) / steps);
-    ev = evaluate(s, image, X, guess);
-    iterations += ev.newton_iterations;
-    if (!ev.ok) break;
-    guess = ev.x;
-  }
-  ev.newton_iterations = iterations;
-  return ev;
-}
-
 /// Aitken's delta-squared relaxation for the next update from the last two residuals.
 double aitken(double w, const Eigen::Matrix3Xd& r_old, const Eigen::Matrix3Xd& r_new) {
   const Eigen::Matrix3Xd dr = r_new - r_old;
@@ -185,19 +162,16 @@ json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& imag
 }  // namespace
 
 UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, std::ostream* log,
-                                 const WarmStart& start) {
+                                 const Eigen::Matrix3Xd* start, int min_updates) {
   const auto t0 = Clock::now();
   const UnloadingParams& u = sim.unloading;
   const double tol_mm = u.tolerance_voxels * image.grid.spacing.minCoeff();
   const std::vector<std::int32_t> surface = nodes_of(image.surface_quads);
-  Eigen::Matrix3Xd X = start.X ? *start.X : image.mesh.rest;
-  const int min_updates = start.X ? 1 : 0;
+  Eigen::Matrix3Xd X = start ? *start : image.mesh.rest;
   auto t_it = Clock::now();
-  Evaluation ev = start.X && start.C_kPa > 0 && start.C_kPa != sim.material.law.C
-                      ? evaluate_by_continuation(sim, image, X, start.C_kPa)
-                      : evaluate(sim, image, X, image.mesh.rest);
+  Evaluation ev = evaluate(sim, image, X, image.mesh.rest);
   if (!ev.ok)
-    CARDIO_FAIL(u.where << ": unloading: the " << (start.X ? "starting reference" : "image geometry")
+    CARDIO_FAIL(u.where << ": unloading: the " << (start ? "starting reference" : "image geometry")
                         << " does not inflate to unloading.end_diastolic_pressures (Newton fails"
                         << (ev.worst_J <= 0 ? ", an element inverts" : "")
                         << "): lower the pressures, raise material.C or unloading.load_steps");

@@ -38,25 +38,15 @@ struct UnloadingResult {
   nlohmann::json report;  ///< the content of unloading.json
 };
 
-/// A first iterate other than x_image: a reference unloaded from the same image with another C.
-struct WarmStart {
-  const Eigen::Matrix3Xd* X = nullptr;  ///< its rest positions (nullptr: start from x_image)
-  double C_kPa = 0;                     ///< the Guccione C it was unloaded with
-};
-
 /// Unload `image` (its rest positions are the imaged, loaded geometry) with the material and
-/// boundary of `sim` and the pressures of sim.unloading, from x_image or from `start`. From a
-/// start, the first inflation walks the material from start.C_kPa to sim's C in steps of at most
-/// kContinuationFactor, each at the full pressures from the last solution (a softer heart
-/// inflated from rest stalls in the flat toe of its pressure-volume curve), and at least one
-/// update is made (the start meets the tolerance for its own C, not for this one). Logs one line
-/// per iteration. Throws cardio::Error naming the unloading keys when the iteration does not
-/// converge within unloading.max_iterations, or when no relaxation keeps the elements uninverted.
+/// boundary of `sim` and the pressures of sim.unloading. `start`, if given, is the first iterate
+/// instead of x_image (a reference unloaded with a nearby material); at least `min_updates` updates
+/// are made even if it already meets the tolerance (a start unloaded with another C is within the
+/// tolerance, but not of its own C). Logs one line per iteration.
+/// Throws cardio::Error naming the unloading keys when the iteration does not converge within
+/// unloading.max_iterations, or when no relaxation keeps the elements uninverted.
 UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, std::ostream* log,
-                                 const WarmStart& start = {});
-
-/// Largest ratio of C between two steps of the first inflation from a warm start.
-inline constexpr double kContinuationFactor = 1.5;
+                                 const Eigen::Matrix3Xd* start = nullptr, int min_updates = 0);
 
 /// unloaded_mesh.vtu (the unloaded rest positions, with the displacement to the image as
 /// `displacement`) and then unloading.json, each atomically.
