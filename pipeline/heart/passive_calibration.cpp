@@ -22,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 /// The bracket's secant-aimed step is at most this many of its base steps (x4 in C for log 2): the
 /// mismatch steepens towards soft C, so the secant through two stiff samples overshoots, and a C
 /// that does not inflate costs a Newton failure (on the real biventricle at 2.5 mm, C = 0.125 kPa
-/// after 1 kPa: over 15 minutes in the first unloading's inflation) before the step is halved.
+/// after 1 kPa: unconverged after about 15 minutes in the first unloading's inflation) before the step is halved.
 constexpr double kMaxBracketSteps = 2.0;
 /// |d mismatch / d log C| for the first probe's aim, at the shallow end of what was measured (0.07-0.11
 /// on the LV phantom, 0.10 on the real biventricle; shallower at stiff C): better past the root than short.
