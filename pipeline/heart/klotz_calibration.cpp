@@ -79,7 +79,7 @@ class UnloadedSearch {
     const Eigen::Matrix3Xd* start = nearest_reference(log_C);
     std::optional<UnloadingResult> unloaded;
     try {
-      unloaded = unload_reference(s, m_image, m_log, start, start ? 1 : 0);
+      unloaded = unload_reference(s, m_image, m_log, start);
     } catch (const Error& e) {
       if (evaluations == 1) throw;  // at material.C: a problem of the config, not of the search
       return failed(log_C, t0, std::string("did not unload: ") + e.what());
@@ -141,6 +141,24 @@ class UnloadedSearch {
   std::map<double, UnloadingResult> m_unloaded;  // by log C
 };
 
+/// The search walked to the end of its range or of its budget without a sign change.
+[[noreturn]] void fail_unbracketed(const HeartSimulation& sim, const RootBracket& r, int evaluations,
+                                   const std::string& last_failure) {
+  const PassiveCalibrationParams& p = sim.passive_calibration;
+  if (evaluations >= p.max_evaluations)
+    CARDIO_FAIL(p.where << ": passive calibration did not converge: no sign change of the mismatch within "
+                        << "passive_calibration.max_evaluations = " << p.max_evaluations
+                        << " unloadings and curves (last normalised mismatch " << r.g_a
+                        << " at C = " << std::exp(r.log_a) << " kPa; see run.log); raise max_evaluations");
+  CARDIO_FAIL(p.where << ": passive calibration: no Guccione C between " << p.min_scale * sim.material.law.C << " and "
+                      << p.max_scale * sim.material.law.C << " kPa makes the passive curve of '" << p.cavity
+                      << "', unloaded with that C, follow the Klotz curve (last normalised mismatch " << r.g_a
+                      << " at C = " << std::exp(r.log_a) << " kPa after " << evaluations
+                      << " of passive_calibration.max_evaluations = " << p.max_evaluations << " evaluations"
+                      << (last_failure.empty() ? "" : "; last failure: " + last_failure)
+                      << "): the curve's shape also depends on material.b_f, b_t and b_fs");
+}
+
 }  // namespace
 
 CalibrationResult calibrate_passive_stiffness(const HeartSimulation& sim, const meshing::VoxelMesh& image,
@@ -173,19 +191,7 @@ CalibrationResult calibrate_passive_stiffness(const HeartSimulation& sim, const 
     const RootBracket r =
         bracket_root(mismatch, log_C0, *g0, *g0 > 0 ? std::log(2.0) : -std::log(2.0),
                      std::log(p.min_scale * sim.material.law.C), std::log(p.max_scale * sim.material.law.C));
-    if (!r.log_b && search.evaluations >= p.max_evaluations)
-      CARDIO_FAIL(p.where << ": passive calibration did not converge: no sign change of the mismatch within "
-                          << "passive_calibration.max_evaluations = " << p.max_evaluations
-                          << " unloadings and curves (last normalised mismatch " << r.g_a
-                          << " at C = " << std::exp(r.log_a) << " kPa; see run.log); raise max_evaluations");
-    if (!r.log_b)
-      CARDIO_FAIL(p.where << ": passive calibration: no Guccione C between " << p.min_scale * sim.material.law.C
-                          << " and " << p.max_scale * sim.material.law.C << " kPa makes the passive curve of '"
-                          << p.cavity << "', unloaded with that C, follow the Klotz curve (last normalised mismatch "
-                          << r.g_a << " at C = " << std::exp(r.log_a) << " kPa after " << search.evaluations
-                          << " of passive_calibration.max_evaluations = " << p.max_evaluations << " evaluations"
-                          << (search.last_failure.empty() ? "" : "; last failure: " + search.last_failure)
-                          << "): the curve's shape also depends on material.b_f, b_t and b_fs");
+    if (!r.log_b) fail_unbracketed(sim, r, search.evaluations, search.last_failure);
     const Refined refined = refine(search, samples.at(r.log_a), samples.at(*r.log_b), log_tol, p.max_evaluations);
     if (!refined.converged)
       CARDIO_FAIL(p.where << ": passive calibration did not converge: C is bracketed but not known to "

@@ -42,14 +42,14 @@ struct Sample {
   PressureVolumeCurve curve;
 };
 
-/// The root of a bracket [a, b] of opposite signs, to log_tol in log C: the secant through the two
-/// latest samples when it falls inside the bracket (superlinear on the smooth, nearly linear
-/// mismatch of log C), else regula falsi on the bracket; every sample narrows the bracket.
 struct Refined {
   Sample best;
   bool converged = false;  ///< to log_tol or kMismatchTol (not stopped by the budget or a failure)
 };
 
+/// The root of a bracket [a, b] of opposite signs, to log_tol in log C: the secant through the two
+/// latest samples when it falls inside the bracket (superlinear on the smooth, nearly linear
+/// mismatch of log C), else regula falsi on the bracket; every sample narrows the bracket.
 template <class Search>
 Refined refine(Search& search, Sample a, Sample b, double log_tol, int max_evaluations) {
   Refined r{std::abs(a.g) < std::abs(b.g) ? a : b, false};

@@ -162,12 +162,13 @@ json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& imag
 }  // namespace
 
 UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, std::ostream* log,
-                                 const Eigen::Matrix3Xd* start, int min_updates) {
+                                 const Eigen::Matrix3Xd* start) {
   const auto t0 = Clock::now();
   const UnloadingParams& u = sim.unloading;
   const double tol_mm = u.tolerance_voxels * image.grid.spacing.minCoeff();
   const std::vector<std::int32_t> surface = nodes_of(image.surface_quads);
   Eigen::Matrix3Xd X = start ? *start : image.mesh.rest;
+  const int min_updates = start ? 1 : 0;  // a start meets the tolerance for its own material, not this one
   auto t_it = Clock::now();
   Evaluation ev = evaluate(sim, image, X, image.mesh.rest);
   if (!ev.ok)

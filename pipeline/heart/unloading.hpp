@@ -40,13 +40,13 @@ struct UnloadingResult {
 
 /// Unload `image` (its rest positions are the imaged, loaded geometry) with the material and
 /// boundary of `sim` and the pressures of sim.unloading. `start`, if given, is the first iterate
-/// instead of x_image (a reference unloaded with a nearby material); at least `min_updates` updates
-/// are made even if it already meets the tolerance (a start unloaded with another C is within the
-/// tolerance, but not of its own C). Logs one line per iteration.
+/// instead of x_image (a reference unloaded with a nearby material); from a start at least one
+/// update is made even if it already meets the tolerance (a start unloaded with another C is
+/// within the tolerance, but not of its own C). Logs one line per iteration.
 /// Throws cardio::Error naming the unloading keys when the iteration does not converge within
 /// unloading.max_iterations, or when no relaxation keeps the elements uninverted.
 UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, std::ostream* log,
-                                 const Eigen::Matrix3Xd* start = nullptr, int min_updates = 0);
+                                 const Eigen::Matrix3Xd* start = nullptr);
 
 /// unloaded_mesh.vtu (the unloaded rest positions, with the displacement to the image as
 /// `displacement`) and then unloading.json, each atomically.
