@@ -83,7 +83,7 @@ void round_trip(const Case& c, const std::vector<CavityPressure>& pressures, con
   sim.unloading.enabled = true;
   sim.unloading.end_diastolic_pressures = pressures;
   sim.unloading.where = "test";
-  pipeline::PassiveInflation inflation(sim, c.mesh, pressures, "test");
+  pipeline::PassiveInflation inflation(sim, c.mesh, pressures, "test", nullptr);
   const pipeline::InflationOutcome inflated = inflation.inflate(nullptr, 4);
   ASSERT_TRUE(inflated.converged);
   const meshing::VoxelMesh image = pipeline::with_rest_positions(c.mesh, inflated.x);
@@ -336,13 +336,34 @@ TEST(PassiveCalibration, CurvesAreExVivoWithoutThePericardium) {
   const pipeline::PressureVolumeCurve b = pipeline::passive_curve(without, c.mesh, "lv", 2, 2.0);
   ASSERT_EQ(a.volume_mL.size(), 3u);
   EXPECT_EQ(a.volume_mL, b.volume_mL);
-  pipeline::PassiveInflation in_vivo(with, c.mesh, with.unloading.end_diastolic_pressures, "test");
+  pipeline::PassiveInflation in_vivo(with, c.mesh, with.unloading.end_diastolic_pressures, "test", nullptr);
   const pipeline::InflationOutcome held = in_vivo.inflate(nullptr, 2);
   ASSERT_TRUE(held.converged);
   const double held_mL = meshing::cavity_volume(c.mesh.cavities[0], held.x) / 1000.0;
   std::cout << "V(8 mmHg): ex vivo " << a.volume_mL.back() << " mL, with the pericardium " << held_mL << " mL (rest "
             << a.volume_mL.front() << " mL)\n";
   EXPECT_LT(held_mL - a.volume_mL.front(), 0.9 * (a.volume_mL.back() - a.volume_mL.front()));
+}
+
+TEST(PassiveCalibration, NewtonLogListsEveryIterationOnlyWhenAsked) {
+  Case c = load(kLvPhantom + "unloading: {end_diastolic_pressures: {lv: 8 mmHg}, newton_log: true}\n");
+  ASSERT_TRUE(c.cfg.simulation->unloading.newton_log);
+  std::ostringstream log;
+  const pipeline::PressureVolumeCurve logged = pipeline::passive_curve(*c.cfg.simulation, c.mesh, "lv", 2, 2.0, &log);
+  ASSERT_EQ(logged.volume_mL.size(), 3u);
+  const std::string text = log.str();
+  int lines = 0;
+  for (std::size_t at = text.find("newton iteration"); at != std::string::npos;
+       at = text.find("newton iteration", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, logged.newton_iterations) << text;
+  EXPECT_NE(text.find("(exact"), std::string::npos) << "each line names the tangent it solved with:\n" << text;
+
+  pipeline::HeartSimulation quiet = *c.cfg.simulation;
+  quiet.unloading.newton_log = false;
+  std::ostringstream none;
+  EXPECT_EQ(pipeline::passive_curve(quiet, c.mesh, "lv", 2, 2.0, &none).volume_mL, logged.volume_mL);
+  EXPECT_EQ(none.str(), "");
 }
 
 TEST(PassiveCalibration, LvPhantomFollowsTheKlotzCurveThroughItsEndDiastole) {

@@ -26,6 +26,7 @@ struct UnloadingParams {
   double relaxation = 1.0;        ///< first relaxation factor of the update X += w (x_image - x(X))
   bool aitken = true;             ///< adapt w by Aitken's delta-squared (Irons and Tuck 1969)
   int load_steps = 2;             ///< load steps of an inflation from rest (Newton halves failed ones)
+  bool newton_log = false;        ///< log every Newton iteration of the inflations (run.log)
   std::string where;              ///< config location, for errors
   double pressure_of(const std::string& cavity) const;
 };

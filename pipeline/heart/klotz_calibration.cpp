@@ -86,7 +86,7 @@ class UnloadedSearch {
     }
     Sample smp{log_C, 0,
                passive_curve(s, unloaded->mesh, m_sim.passive_calibration.cavity, m_sim.passive_calibration.points,
-                             s.material.law.C)};
+                             s.material.law.C, m_log)};
     if (smp.curve.volume_mL.empty()) return failed(log_C, t0, "did not inflate");
     smp.g = normalised_mismatch(smp.curve, m_target);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -37,7 +37,8 @@ class StiffnessSearch {
   std::optional<Sample> at(double log_C) {
     ++evaluations;
     const auto t0 = Clock::now();
-    Sample s{log_C, 0, passive_curve(m_sim, m_mesh, m_cavity, m_sim.passive_calibration.points, std::exp(log_C))};
+    Sample s{log_C, 0,
+             passive_curve(m_sim, m_mesh, m_cavity, m_sim.passive_calibration.points, std::exp(log_C), m_log)};
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (s.curve.volume_mL.empty()) {
       if (m_log)
@@ -83,14 +84,14 @@ KlotzCurve klotz_curve(double V0_mL, double EDV_mL, double EDP_mmHg) {
 }
 
 PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
-                                  int points, double C_kPa) {
+                                  int points, double C_kPa, std::ostream* log) {
   HeartSimulation s = sim;
   s.material.law.C = C_kPa;
   s.pericardium.reset();  // Klotz et al. 2006 measured their EDPVRs on explanted hearts
   const meshing::CavitySurface& surface = cavity_named(mesh, cavity, sim.passive_calibration.where);
   const double edp_mmHg = sim.unloading.pressure_of(cavity) / units::kMmHgInKPa;
   PassiveInflation inflation(s, mesh, sim.unloading.end_diastolic_pressures,
-                             sim.unloading.where + ": unloading.end_diastolic_pressures");
+                             sim.unloading.where + ": unloading.end_diastolic_pressures", log);
   PressureVolumeCurve c;
   c.pressure_mmHg.push_back(0.0);
   c.volume_mL.push_back(meshing::cavity_volume(surface, mesh.mesh.rest) / 1000.0);

@@ -48,8 +48,9 @@ struct PressureVolumeCurve {
 /// every cavity of sim.unloading at the same fraction of its end-diastolic pressure, at the
 /// fractions 0, 1/points, ..., 1. Ex vivo, as Klotz et al. 2006 measured explanted hearts: without
 /// sim.pericardium (the base's support stays). Empty when the inflation does not converge.
+/// `log`: Newton's iterations, with unloading.newton_log.
 PressureVolumeCurve passive_curve(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, const std::string& cavity,
-                                  int points, double C_kPa);
+                                  int points, double C_kPa, std::ostream* log = nullptr);
 
 /// The target of a fit: the normalised volume (V - V0) / (V_EDP - V0) at P / EDP in [0, 1].
 using NormalisedCurve = std::function<double(double pressure_fraction)>;

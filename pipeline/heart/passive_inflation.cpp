@@ -1,5 +1,6 @@
 #include "heart/passive_inflation.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "cardio/core/error.hpp"
@@ -25,8 +26,9 @@ mechanics::LidPressureLoad lid_load(const meshing::CavitySurface& cavity, double
 }  // namespace
 
 PassiveInflation::PassiveInflation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
-                                   const std::vector<CavityPressure>& pressures, const std::string& where)
-    : m_mesh(mesh) {
+                                   const std::vector<CavityPressure>& pressures, const std::string& where,
+                                   std::ostream* log)
+    : m_mesh(mesh), m_newton_log(sim.unloading.newton_log ? log : nullptr) {
   mechanics::Loads loads;
   for (const CavityPressure& p : pressures) {
     SurfaceSelector endocardium;
@@ -43,19 +45,22 @@ PassiveInflation::PassiveInflation(const HeartSimulation& sim, const meshing::Vo
   m_options.max_iterations = int(sim.max_iterations);
   m_options.linear_solver = sim.linear_solver;
   m_options.reuse_factorisation = sim.reuse_factorisation;
+  m_load_steps = sim.unloading.load_steps;
 }
 
 PassiveInflation::~PassiveInflation() = default;
 
-bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, InflationOutcome& out) {
+bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, double first_increment,
+                             InflationOutcome& out) {
   mechanics::NodeState state = m_model.system->rest_state();
   state.x = x;
   mechanics::NewtonOptions o = m_options;
   o.max_cuts = max_cuts;
+  o.first_increment = first_increment;
   const mechanics::LoadPath path = [](double s) { return mechanics::ForceInputs{s, {}, {}}; };
   mechanics::NewtonStats st;
   try {
-    st = m_newton->solve(state, path, s_from, s_to, o, nullptr);
+    st = m_newton->solve(state, path, s_from, s_to, o, m_newton_log);
   } catch (const Error&) {
     st.converged = false;  // e.g. a non-finite tangent far from equilibrium: the caller retries
   }
@@ -70,17 +75,16 @@ bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, in
 
 InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, int load_steps) {
   InflationOutcome out;
-  if (guess) {
+  // A guess at the rest positions would only repeat the first increment from rest with the whole load.
+  if (guess && *guess != m_mesh.mesh.rest) {
     out.x = *guess;
-    if (solve(out.x, 0.0, 1.0, 0, out)) {
+    if (solve(out.x, 0.0, 1.0, 0, 1.0, out)) {
       out.converged = true;
       return out;
     }
   }
   out.x = m_mesh.mesh.rest;
-  for (int k = 1; k <= load_steps; ++k)
-    if (!solve(out.x, double(k - 1) / load_steps, double(k) / load_steps, m_options.max_cuts, out)) return out;
-  out.converged = true;
+  out.converged = solve(out.x, 0.0, 1.0, m_options.max_cuts, 1.0 / load_steps, out);
   return out;
 }
 
@@ -90,7 +94,8 @@ InflationOutcome PassiveInflation::inflate_through(
   out.x = m_mesh.mesh.rest;
   double last = 0;
   for (double s : fractions) {
-    if (!solve(out.x, last, s, m_options.max_cuts, out)) return out;
+    const double first = last == 0 ? std::min(1.0, 1.0 / (m_load_steps * s)) : 1.0;
+    if (!solve(out.x, last, s, m_options.max_cuts, first, out)) return out;
     at_each(s, out.x);
     last = s;
   }

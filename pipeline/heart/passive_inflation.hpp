@@ -30,27 +30,34 @@ class PassiveInflation {
  public:
   /// The model on `mesh` (its rest positions are the stress-free reference) with the pressures
   /// `pressures` at load fraction 1. Newton's tolerances are the config's (simulation.*).
-  /// Errors (a cavity without an endocardium tag) name `where`.
+  /// Errors (a cavity without an endocardium tag) name `where`. With unloading.newton_log, every
+  /// Newton iteration is logged to `log`.
   PassiveInflation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
-                   const std::vector<CavityPressure>& pressures, const std::string& where);
+                   const std::vector<CavityPressure>& pressures, const std::string& where, std::ostream* log);
   ~PassiveInflation();
 
   /// Equilibrium at the full pressures. From `guess` first if given (the whole load in one
-  /// increment: cheap when the guess is close), then from rest in `load_steps` steps.
+  /// increment: cheap when the guess is close), then from rest: the first increment 1/load_steps
+  /// of the load, each converged one doubling the next (a soft heart's toe takes small steps, its
+  /// stiffened wall large ones), a failed one halved.
   InflationOutcome inflate(const Eigen::Matrix3Xd* guess, int load_steps);
 
   /// Equilibria at the ascending load fractions `fractions` in (0, 1], each from the last, from
-  /// rest; `at_each(fraction, x)` sees every one. Stops at the first that does not converge.
+  /// rest (the first increment at most 1/unloading.load_steps of the load, as inflate());
+  /// `at_each(fraction, x)` sees every one. Stops at the first that does not converge.
   InflationOutcome inflate_through(const std::vector<double>& fractions,
                                    const std::function<void(double, const Eigen::Matrix3Xd&)>& at_each);
 
  private:
-  bool solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, InflationOutcome& out);
+  bool solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, double first_increment,
+             InflationOutcome& out);
 
   const meshing::VoxelMesh& m_mesh;
   mechanics::NewtonOptions m_options;
   HeartModel m_model;
   std::unique_ptr<mechanics::NewtonSolver> m_newton;
+  std::ostream* m_newton_log = nullptr;
+  int m_load_steps = 1;  ///< unloading.load_steps: the first increment from rest is 1/this of the load
 };
 
 /// A copy of `mesh` whose rest positions are X: element volumes and lumped masses (at the same

@@ -57,11 +57,11 @@ struct Evaluation {
 
 /// `guess`: where Newton starts with the whole load (then from rest in load steps if that fails).
 Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
-                    const Eigen::Matrix3Xd& guess) {
+                    const Eigen::Matrix3Xd& guess, std::ostream* log) {
   Evaluation ev;
   ev.mesh = with_rest_positions(image, X);
   PassiveInflation inflation(sim, ev.mesh, sim.unloading.end_diastolic_pressures,
-                             sim.unloading.where + ": unloading.end_diastolic_pressures");
+                             sim.unloading.where + ": unloading.end_diastolic_pressures", log);
   const Eigen::Matrix3Xd& image_x = image.mesh.rest;
   InflationOutcome out = inflation.inflate(&guess, sim.unloading.load_steps);
   ev.ok = out.converged;
@@ -170,7 +170,7 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
   Eigen::Matrix3Xd X = start ? *start : image.mesh.rest;
   const int min_updates = start ? 1 : 0;  // a start meets the tolerance for its own material, not this one
   auto t_it = Clock::now();
-  Evaluation ev = evaluate(sim, image, X, image.mesh.rest);
+  Evaluation ev = evaluate(sim, image, X, image.mesh.rest, log);
   if (!ev.ok)
     CARDIO_FAIL(u.where << ": unloading: the " << (start ? "starting reference" : "image geometry")
                         << " does not inflate to unloading.end_diastolic_pressures (Newton fails"
@@ -200,7 +200,7 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
     for (int halving = 0; halving <= kRelaxationHalvings; ++halving) {
       // The last inflation moved by the update: x(X + dX) is about x(X) + dX where the tissue is
       // stiff, closer than the image where the mismatch is large (a rim corner).
-      next = evaluate(sim, image, X + w_used * step, ev.x + w_used * step);
+      next = evaluate(sim, image, X + w_used * step, ev.x + w_used * step, log);
       if (next.ok) break;
       if (log) *log << "unloading: the update with relaxation " << w_used << " failed; halving it" << std::endl;
       if (halving < kRelaxationHalvings) w_used *= 0.5;

@@ -181,7 +181,13 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     t0 = Clock::now();
     Eigen::VectorXd dx;
     const Eigen::VectorXd r0 = free_part(f);
+    const int krylov_before = st.krylov_iterations, factorisations_before = st.factorisations;
     bool solved = solve_linear(r0, o, !o.project_indefinite, st, dx);
+    const char* tangent = o.linear_solver == LinearSolver::lu          ? "LU"
+                          : o.linear_solver == LinearSolver::cg        ? "CG"
+                          : st.factorisations == factorisations_before ? "lagged factor"
+                          : factor_is_exact                            ? "exact"
+                                                                       : "shifted";
     if (!solved && o.project_indefinite) {
       // Indefinite far from equilibrium: Newton on the elements' positive parts (projected
       // Newton; Teran et al., SCA 2005, sec. 4) is a descent direction that still sees the
@@ -193,6 +199,7 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
       st.assemble_seconds += seconds_since(t0);
       t0 = Clock::now();
       solved = solve_linear(r0, o, true, st, dx);
+      tangent = "projected";
     }
     st.solve_seconds += seconds_since(t0);
     if (!solved) return false;
@@ -208,7 +215,9 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     if (log) {
       std::ostringstream line;
       line << "  newton iteration " << it << ": residual " << std::scientific << std::setprecision(2) << r
-           << ", update " << update << " mm, step " << std::defaultfloat << alpha;
+           << ", update " << update << " mm, step " << std::defaultfloat << alpha << " (" << tangent;
+      if (st.krylov_iterations > krylov_before) line << ", " << st.krylov_iterations - krylov_before << " CG";
+      line << ")";
       *log << line.str() << std::endl;
     }
     if (r <= o.residual_tol && update <= o.update_tol * h) return true;
@@ -221,7 +230,9 @@ NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_fro
   CARDIO_CHECK(path, "Newton: no load path");
   NewtonStats st;
   const Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, s.x.cols());
-  double done = s_from, step = s_to - s_from;
+  CARDIO_CHECK(o.first_increment > 0 && o.first_increment <= 1,
+               "Newton: first_increment " << o.first_increment << " outside (0, 1]");
+  double done = s_from, step = (s_to - s_from) * o.first_increment;
   while (done < s_to) {
     const double target = std::min(s_to, done + step);
     const Eigen::Matrix3Xd x_saved = s.x;

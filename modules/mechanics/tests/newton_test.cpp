@@ -146,6 +146,41 @@ TEST(Newton, CholeskyVariantsReachTheSameEquilibriumAsLu) {
   EXPECT_LT(st_default.factorisations, st_default.iterations);
 }
 
+// A first increment of a quarter of the range doubles after each success: 1/4, then 1/2, then the
+// last quarter (the doubled 1 clipped to what is left): three increments to the same equilibrium.
+TEST(Newton, FirstIncrementIsAFractionOfTheRangeAndDoubles) {
+  auto solve = [](double first) {
+    LoadedBlock b = loaded_block();
+    NodeState s = b.sys->rest_state();
+    NewtonSolver newton(*b.sys, b.mesh);
+    NewtonOptions o;
+    o.residual_tol = 1e-10;
+    o.first_increment = first;
+    o.linear_solver = LinearSolver::lu;  // the full tangent: no cuts (the open face's load is not symmetric)
+    std::ostringstream log;
+    const NewtonStats st = newton.solve(
+        s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, o, &log);
+    EXPECT_TRUE(st.converged) << log.str();
+    return std::make_tuple(Eigen::Matrix3Xd(s.x - b.mesh.rest), st, log.str());
+  };
+  const auto [u_whole, st_whole, log_whole] = solve(1.0);
+  const auto [u_quarter, st_quarter, log_quarter] = solve(0.25);
+  EXPECT_EQ(st_whole.increments, 1);
+  EXPECT_EQ(st_quarter.increments, 3);
+  EXPECT_EQ(st_quarter.cuts, 0);
+  EXPECT_LT((u_quarter - u_whole).cwiseAbs().maxCoeff(), 1e-6 * u_whole.cwiseAbs().maxCoeff());
+  // Every logged iteration names the tangent it solved with.
+  EXPECT_NE(log_whole.find("(LU)"), std::string::npos) << log_whole;
+  LoadedBlock b = loaded_block();
+  NodeState s = b.sys->rest_state();
+  NewtonSolver newton(*b.sys, b.mesh);
+  NewtonOptions bad;
+  bad.first_increment = 0;
+  EXPECT_THROW(newton.solve(
+                   s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, bad),
+               Error);
+}
+
 TEST(Newton, SameBitsAtAnyThreadCount) {
   std::vector<Eigen::Matrix3Xd> x;
   for (int threads : {1, 2}) {

@@ -27,6 +27,9 @@ struct NewtonOptions {
   double update_tol = 1e-6;    ///< and the last update's max |dx| <= tol x the smallest rest edge
   int max_iterations = 30;     ///< per load increment
   int max_cuts = 10;           ///< halvings of a failed increment before giving up
+  /// The first load increment as a fraction of [s_from, s_to]; each converged one doubles the next.
+  /// Below 1 for soft structures whose stiffness grows with the load (an exponential law's toe).
+  double first_increment = 1;
   int line_search_halvings = 8;
   LinearSolver linear_solver = LinearSolver::cholmod;
   /// cholmod: near equilibrium, solve with conjugate gradients preconditioned by the last
@@ -58,7 +61,7 @@ class NewtonSolver {
   NewtonSolver& operator=(const NewtonSolver&) = delete;
 
   /// Equilibrium at load fraction s_to from the converged state s.x at s_from. Each load increment
-  /// (the first the whole range, halved on failure, doubled after a success) evaluates the forces
+  /// (the first o.first_increment of the range, halved on failure, doubled after a success) evaluates the forces
   /// at path(s) of its end fraction s and projects the prescribed coordinates at its load factor.
   /// Logs every iteration (residual, update, line-search step) to log if given. On failure s.x
   /// holds the last converged state and converged is false.
