@@ -70,7 +70,6 @@ ElementStrains allocate(Eigen::Index n) {
   s.E_rr.resize(n);
   s.E_cc.resize(n);
   s.E_ll.resize(n);
-  s.principal.resize(3, n);
   return s;
 }
 
@@ -97,11 +96,19 @@ void fill(Eigen::Index e, const Eigen::Matrix3d& F, const ElementDirections& d, 
   s.E_rr(e) = normal_strain(d.radial);
   s.E_cc(e) = normal_strain(d.circumferential);
   s.E_ll(e) = normal_strain(d.longitudinal);
-  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(E, Eigen::EigenvaluesOnly);
-  s.principal.col(e) = eig.eigenvalues();  // ascending (Eigen's contract)
 }
 
 }  // namespace
+
+Eigen::Matrix3Xd principal_strains(const ElementStrains& s) {
+  Eigen::Matrix3Xd principal(3, s.E.cols());
+  parallel_for(s.E.cols(), [&](std::int64_t e) {
+    const Eigen::Matrix3d E = Eigen::Map<const Eigen::Matrix3d>(s.E.col(e).data()).transpose();
+    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(E, Eigen::EigenvaluesOnly);
+    principal.col(e) = eig.eigenvalues();  // ascending (Eigen's contract)
+  });
+  return principal;
+}
 
 Eigen::Matrix3d centre_deformation_gradient(const NodeMatrix& X, const NodeMatrix& x) {
   Eigen::Matrix3d F;

@@ -168,6 +168,26 @@ double NewtonSolver::Impl::residual(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd&
   return r_free / std::max({fext.cwiseAbs().maxCoeff(), r_fixed, 1e-300});
 }
 
+// One line per iteration: where the residual and the update are largest tell a local problem
+// (a rim node, a thin wall) from a global one.
+void NewtonSolver::Impl::log_iteration(std::ostream& log, int it, double r, const Eigen::Matrix3Xd& x,
+                                       const Eigen::Matrix3Xd& f, const Eigen::VectorXd& dx, double alpha,
+                                       const char* tangent, int cg) const {
+  Eigen::Index worst_force = 0, worst_dof = 0;
+  f.cwiseProduct(sys.free_mask()).colwise().norm().maxCoeff(&worst_force);
+  const double update = alpha * dx.cwiseAbs().maxCoeff(&worst_dof);
+  const auto node_of = [&](Eigen::Index free) {
+    return Eigen::Index(std::find(dof.begin(), dof.end(), int(free)) - dof.begin()) / 3;
+  };
+  std::ostringstream line;
+  line << "  newton iteration " << it << ": residual " << std::scientific << std::setprecision(2) << r << " at ("
+       << std::defaultfloat << std::setprecision(4) << x.col(worst_force).transpose() << ") mm, update "
+       << std::scientific << std::setprecision(2) << update << " mm at (" << std::defaultfloat << std::setprecision(4)
+       << x.col(node_of(worst_dof)).transpose() << ") mm, step " << alpha << " (" << tangent;
+  if (cg > 0) line << ", " << cg << " CG";
+  log << line.str() << ")" << std::endl;
+}
+
 bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonStats& st, std::ostream* log) {
   const double h = sys.min_edge();
   Eigen::Matrix3Xd f(3, s.x.cols()), f_try(3, s.x.cols()), x_try;
@@ -212,14 +232,7 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
     f = f_try;
     r = r_try;
     st.residual = r;
-    if (log) {
-      std::ostringstream line;
-      line << "  newton iteration " << it << ": residual " << std::scientific << std::setprecision(2) << r
-           << ", update " << update << " mm, step " << std::defaultfloat << alpha << " (" << tangent;
-      if (st.krylov_iterations > krylov_before) line << ", " << st.krylov_iterations - krylov_before << " CG";
-      line << ")";
-      *log << line.str() << std::endl;
-    }
+    if (log) log_iteration(*log, it, r, s.x, f, dx, alpha, tangent, st.krylov_iterations - krylov_before);
     if (r <= o.residual_tol && update <= o.update_tol * h) return true;
   }
   return false;

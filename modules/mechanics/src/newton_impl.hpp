@@ -73,6 +73,10 @@ struct NewtonSolver::Impl {
   // The step along dx (x_try, f_try, r_try at it); see the definition.
   double line_search(const Eigen::Matrix3Xd& x, const Eigen::VectorXd& dx, const Eigen::VectorXd& r0,
                      const NewtonOptions& o, Eigen::Matrix3Xd& x_try, Eigen::Matrix3Xd& f_try, double& r_try) const;
+  // One line of the iteration log: the relative residual r, where the force and the update dx (times
+  // the line-search step alpha) are largest, and the tangent solved with.
+  void log_iteration(std::ostream& log, int it, double r, const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& f,
+                     const Eigen::VectorXd& dx, double alpha, const char* tangent, int cg) const;
   // Newton iterations at the current load from s.x; true when converged.
   bool iterate(NodeState& s, const NewtonOptions& o, NewtonStats& st, std::ostream* log);
 };

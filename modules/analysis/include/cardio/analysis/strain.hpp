@@ -57,8 +57,11 @@ struct ElementStrains {
   Eigen::VectorXd J;
   Eigen::VectorXd E_ff, E_ss, E_nn;  ///< d.E.d along fibre, sheet, normal
   Eigen::VectorXd E_rr, E_cc, E_ll;  ///< d.E.d along radial, circumferential, longitudinal
-  Eigen::Matrix3Xd principal;        ///< eigenvalues of E, ascending (E_1 <= E_2 <= E_3)
 };
+
+/// Principal strains of every element: the eigenvalues of s.E, ascending (E_1 <= E_2 <= E_3), one
+/// column per element. On request: a beat samples strains every few milliseconds and uses none.
+Eigen::Matrix3Xd principal_strains(const ElementStrains& s);
 
 /// Strains relative to the rest configuration at node positions x (3 x n_nodes) [mm]; `dirs` are rest
 /// directions (rest_directions). Throws cardio::Error on size mismatch or a degenerate rest element.
