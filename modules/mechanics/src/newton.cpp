@@ -219,7 +219,7 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
       st.assemble_seconds += seconds_since(t0);
       t0 = Clock::now();
       solved = solve_linear(r0, o, true, st, dx);
-      tangent = "projected";
+      tangent = factor_is_exact ? "projected" : "projected, shifted";
     }
     st.solve_seconds += seconds_since(t0);
     if (!solved) return false;
