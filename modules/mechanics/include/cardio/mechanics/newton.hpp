@@ -61,10 +61,11 @@ class NewtonSolver {
   NewtonSolver& operator=(const NewtonSolver&) = delete;
 
   /// Equilibrium at load fraction s_to from the converged state s.x at s_from. Each load increment
-  /// (the first o.first_increment of the range, halved on failure, doubled after a success) evaluates the forces
-  /// at path(s) of its end fraction s and projects the prescribed coordinates at its load factor.
-  /// Logs every iteration (residual, update, line-search step) to log if given. On failure s.x
-  /// holds the last converged state and converged is false.
+  /// (the first o.first_increment of the range, halved on failure, doubled after a success)
+  /// evaluates the forces at path(s) of its end fraction s and projects the prescribed coordinates
+  /// at its load factor. Logs every iteration (residual, update, line-search step, the tangent
+  /// solved with, and where the residual and the update are largest) to log if given. On failure
+  /// s.x holds the last converged state and converged is false.
   NewtonStats solve(NodeState& s, const LoadPath& path, double s_from, double s_to, const NewtonOptions& o,
                     std::ostream* log = nullptr);
 
