@@ -215,7 +215,7 @@ void GuccioneForces::do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matri
 }
 
 void GuccioneForces::do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in,
-                                          ElementStiffness& K) const {
+                                          Tangent part, ElementStiffness& K) const {
   CARDIO_CHECK(m_kind == ElementKind::sampled_axes, "the one-point element has no tangent stiffness");
   const std::size_t i = std::size_t(e);
   CARDIO_CHECK(in.active_tension.empty() || in.active_tension.size() == m_hexes.size(),
@@ -228,7 +228,7 @@ void GuccioneForces::do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd
   const NodeMatrix xe = gather(x, m_hexes[i]);
   Eigen::Matrix<double, 24, 24, Eigen::RowMajor> rows;
   m_sampled->kernel.stiffness(detail::sampled_constants(m_sampled->get(i), m_laws[m_material[i]], Ta, a), xe.data(),
-                              rows.data());
+                              part == Tangent::exact, rows.data());
   K = rows;
 }
 

@@ -136,7 +136,7 @@ void project_to_positive_part(ElementStiffness& K) {
   K = eigen.eigenvectors() * eigen.eigenvalues().cwiseMax(0.0).asDiagonal() * eigen.eigenvectors().transpose();
 }
 
-void NewtonSolver::Impl::assemble(const Eigen::Matrix3Xd& x, bool project) {
+void NewtonSolver::Impl::assemble(const Eigen::Matrix3Xd& x, bool project, Tangent part) {
   std::fill(K.valuePtr(), K.valuePtr() + K.nonZeros(), 0.0);
   // Element tangents in parallel chunks, scattered serially in element order: the same sums for
   // any thread count.
@@ -147,7 +147,7 @@ void NewtonSolver::Impl::assemble(const Eigen::Matrix3Xd& x, bool project) {
     const std::int64_t count = std::min(kChunk, ne - first);
     parallel_for(count, [&](std::int64_t k) {
       ElementStiffness& Kk = Ke[std::size_t(k)];
-      sys.internal().element_stiffness(std::int32_t(first + k), x, in, Kk);
+      sys.internal().element_stiffness(std::int32_t(first + k), x, in, Kk, part);
       if (project) project_to_positive_part(Kk);
     });
     for (std::int64_t k = 0; k < count; ++k) add_element(std::size_t(first + k), Ke[std::size_t(k)]);
@@ -188,6 +188,34 @@ void NewtonSolver::Impl::log_iteration(std::ostream& log, int it, double r, cons
   log << line.str() << ")" << std::endl;
 }
 
+// Indefinite far from equilibrium. First the tangent without the volumetric term's geometric part
+// (Tangent::without_volumetric_geometry): on a soft, nearly incompressible heart that part alone
+// turns the tangent indefinite, and leaving it out halved the iterations of the first increments
+// (docs/heartbeat.md, "Why the soft inflations stall"). Then Newton on the elements' positive
+// parts (projected Newton; Teran et al., SCA 2005, sec. 4), a descent direction that still sees
+// the stiffness of every mode, where a diagonal shift stalls the soft ones under the stiff
+// volumetric diagonal. Exact Newton resumes as soon as the tangent factorises.
+bool NewtonSolver::Impl::fallback_direction(const Eigen::Matrix3Xd& x, const Eigen::VectorXd& r0,
+                                            const NewtonOptions& o, NewtonStats& st, Eigen::VectorXd& dx,
+                                            const char*& tangent) {
+  const auto try_tangent = [&](bool project, Tangent part, bool shift) {
+    auto t0 = Clock::now();
+    assemble(x, project, part);
+    st.assemble_seconds += seconds_since(t0);
+    t0 = Clock::now();
+    const bool solved = solve_linear(r0, o, shift, st, dx);
+    st.solve_seconds += seconds_since(t0);
+    return solved;
+  };
+  if (o.volumetric_fallback && try_tangent(false, Tangent::without_volumetric_geometry, false)) {
+    tangent = "without volumetric geometry";
+    return true;
+  }
+  const bool solved = try_tangent(true, Tangent::exact, true);
+  tangent = factor_is_exact ? "projected" : "projected, shifted";
+  return solved;
+}
+
 bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonStats& st, std::ostream* log) {
   const double h = sys.min_edge();
   Eigen::Matrix3Xd f(3, s.x.cols()), f_try(3, s.x.cols()), x_try;
@@ -208,20 +236,8 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
                           : st.factorisations == factorisations_before ? "lagged factor"
                           : factor_is_exact                            ? "exact"
                                                                        : "shifted";
-    if (!solved && o.project_indefinite) {
-      // Indefinite far from equilibrium: Newton on the elements' positive parts (projected
-      // Newton; Teran et al., SCA 2005, sec. 4) is a descent direction that still sees the
-      // stiffness of every mode, where a diagonal shift stalls the soft ones under the stiff
-      // volumetric diagonal. Exact Newton resumes as soon as the tangent factorises.
-      st.solve_seconds += seconds_since(t0);
-      t0 = Clock::now();
-      assemble(s.x, true);
-      st.assemble_seconds += seconds_since(t0);
-      t0 = Clock::now();
-      solved = solve_linear(r0, o, true, st, dx);
-      tangent = factor_is_exact ? "projected" : "projected, shifted";
-    }
     st.solve_seconds += seconds_since(t0);
+    if (!solved && o.project_indefinite) solved = fallback_direction(s.x, r0, o, st, dx, tangent);
     if (!solved) return false;
     double r_try = INFINITY;
     const double alpha = line_search(s.x, dx, r0, o, x_try, f_try, r_try);

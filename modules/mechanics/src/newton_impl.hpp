@@ -57,7 +57,7 @@ struct NewtonSolver::Impl {
   void find_block_starts();
   void add_element(std::size_t e, const ElementStiffness& Ke);
   // project: each element's tangent with its negative eigenvalues set to zero (see iterate()).
-  void assemble(const Eigen::Matrix3Xd& x, bool project = false);
+  void assemble(const Eigen::Matrix3Xd& x, bool project = false, Tangent part = Tangent::exact);
   Eigen::VectorXd free_part(const Eigen::Matrix3Xd& f) const {
     Eigen::VectorXd r(K.rows());
     for (std::size_t k = 0; k < dof.size(); ++k)
@@ -77,6 +77,9 @@ struct NewtonSolver::Impl {
   // the line-search step alpha) are largest, and the tangent solved with.
   void log_iteration(std::ostream& log, int it, double r, const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& f,
                      const Eigen::VectorXd& dx, double alpha, const char* tangent, int cg) const;
+  // The step direction dx where the exact tangent does not factorise; see the definition.
+  bool fallback_direction(const Eigen::Matrix3Xd& x, const Eigen::VectorXd& r0, const NewtonOptions& o, NewtonStats& st,
+                          Eigen::VectorXd& dx, const char*& tangent);
   // Newton iterations at the current load from s.x; true when converged.
   bool iterate(NodeState& s, const NewtonOptions& o, NewtonStats& st, std::ostream* log);
 };

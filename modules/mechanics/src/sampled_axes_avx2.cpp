@@ -15,8 +15,8 @@ void sampled_range_single_avx2(const SampledBatchInput& in, std::int32_t begin, 
   SampledLanes<xsimd::fma3<xsimd::avx2>, float, float>::run(in, begin, end);
 }
 
-void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, double* K) {
-  SampledLanes<xsimd::fma3<xsimd::avx2>>::stiffness(d, x, K);
+void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, bool volumetric_geometry, double* K) {
+  SampledLanes<xsimd::fma3<xsimd::avx2>>::stiffness(d, x, volumetric_geometry, K);
 }
 
 }  // namespace cardio::mechanics::detail

@@ -15,8 +15,9 @@ void sampled_range_single_baseline(const SampledBatchInput& in, std::int32_t beg
   SampledLanes<xsimd::default_arch, float, float>::run(in, begin, end);
 }
 
-void sampled_stiffness_baseline(const SampledConstants<double>& d, const double* x, double* K) {
-  SampledLanes<xsimd::default_arch>::stiffness(d, x, K);
+void sampled_stiffness_baseline(const SampledConstants<double>& d, const double* x, bool volumetric_geometry,
+                                double* K) {
+  SampledLanes<xsimd::default_arch>::stiffness(d, x, volumetric_geometry, K);
 }
 
 }  // namespace cardio::mechanics::detail

@@ -44,8 +44,10 @@ struct SampledBatchInput {
 /// of kSingleBlockLanes). An element with an inverted sample gets NaN forces.
 using SampledRangeKernel = void (*)(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 
-/// K = -df/dx (24 x 24, row-major) of one element at its node coordinates x (3 j + i).
-using SampledStiffnessKernel = void (*)(const SampledConstants<double>& d, const double* x, double* K);
+/// K = -df/dx (24 x 24, row-major) of one element at its node coordinates x (3 j + i); without
+/// the volumetric term's geometric part unless `volumetric_geometry` (Tangent).
+using SampledStiffnessKernel = void (*)(const SampledConstants<double>& d, const double* x, bool volumetric_geometry,
+                                        double* K);
 
 struct SampledKernel {
   const char* isa = "";                     ///< "avx512f", "avx2", or "baseline" (the build's default instruction set)
@@ -59,14 +61,15 @@ std::vector<SampledKernel> runnable_sampled_kernels();
 
 void sampled_range_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 void sampled_range_single_baseline(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
-void sampled_stiffness_baseline(const SampledConstants<double>& d, const double* x, double* K);
+void sampled_stiffness_baseline(const SampledConstants<double>& d, const double* x, bool volumetric_geometry,
+                                double* K);
 #if defined(CARDIO_SIMD_X86)
 void sampled_range_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 void sampled_range_single_avx2(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
-void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, double* K);
+void sampled_stiffness_avx2(const SampledConstants<double>& d, const double* x, bool volumetric_geometry, double* K);
 void sampled_range_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
 void sampled_range_single_avx512(const SampledBatchInput& in, std::int32_t begin, std::int32_t end);
-void sampled_stiffness_avx512(const SampledConstants<double>& d, const double* x, double* K);
+void sampled_stiffness_avx512(const SampledConstants<double>& d, const double* x, bool volumetric_geometry, double* K);
 #endif
 
 }  // namespace cardio::mechanics::detail

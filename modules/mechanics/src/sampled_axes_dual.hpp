@@ -80,4 +80,10 @@ struct ScalarMath<Dual<Arch>> {
   }
 };
 
+/// The value alone: its derivatives dropped (sampled_kernel<false>).
+template <class Arch>
+Dual<Arch> without_derivatives(const Dual<Arch>& x) {
+  return Dual<Arch>(x.v);
+}
+
 }  // namespace cardio::mechanics::detail

@@ -175,11 +175,20 @@ Mat3<T> viscous_g(const SampleLaw<P>& a, const Mat3<T>& N) {
   return G;
 }
 
+/// x with its derivatives dropped (dual numbers overload it; sampled_axes_dual.hpp): plain values
+/// have none.
+template <class T>
+T without_derivatives(const T& x) {
+  return x;
+}
+
 /// Elastic energy of the element at x; adds its nodal forces -dW/dx into f and, with v, the
 /// viscous forces of the law's damping.
 /// `valid` is false (per lane) when a sample is inverted (J_g <= 0 or NaN): the caller then
 /// replaces energy and forces by NaN (an inverted sample has no F-bar energy).
-template <class T, class P, class Mask>
+/// kVolumetricGeometry false: on dual numbers, the tangent without the volumetric and F-bar terms'
+/// geometric part, their cofactors' derivatives (mechanics::Tangent); the forces are the same.
+template <bool kVolumetricGeometry = true, class T, class P, class Mask>
 T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const ElementNodes<T>* v, ElementNodes<T>& f,
                  Mask& valid) {
   Mat3<T> A[kSampleCount], cof[kSampleCount];
@@ -223,6 +232,8 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
     }
     const Mat3<T> AG = times(A[g], G);
     const T c = p - beta * inv_J;
+    if constexpr (!kVolumetricGeometry)
+      for (int k = 0; k < 9; ++k) cof[g].m[k] = without_derivatives(cof[g].m[k]);
     for (int k = 0; k < 9; ++k) P_[g].m[k] = d.weight[g] * (AG.m[k] + c * cof[g].m[k]);
   }
   const T jbar_term = beta_sum / volume;

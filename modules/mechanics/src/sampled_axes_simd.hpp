@@ -134,8 +134,8 @@ struct SampledLanes {
   }
 
   /// The tangent K = -df/dx of one element at x (24 values, 3 j + i), row-major into K: the
-  /// kernel on dual numbers whose 24 derivatives fill the vectors.
-  static void stiffness(const SampledConstants<double>& d, const double* x, double* K) {
+  /// kernel on dual numbers whose 24 derivatives fill the vectors (Tangent: `volumetric_geometry`).
+  static void stiffness(const SampledConstants<double>& d, const double* x, bool volumetric_geometry, double* K) {
     using D = Dual<Arch>;
     ElementNodes<D> xa, fa;
     for (int j = 0; j < 8; ++j)
@@ -144,7 +144,10 @@ struct SampledLanes {
         fa.c[i][j] = D(0.0);
       }
     bool valid = true;
-    sampled_kernel(d, xa, static_cast<const ElementNodes<D>*>(nullptr), fa, valid);
+    if (volumetric_geometry)
+      sampled_kernel<true>(d, xa, static_cast<const ElementNodes<D>*>(nullptr), fa, valid);
+    else
+      sampled_kernel<false>(d, xa, static_cast<const ElementNodes<D>*>(nullptr), fa, valid);
     for (int j = 0; j < 8; ++j)
       for (int i = 0; i < 3; ++i)
         for (int p = 0; p < D::kParts; ++p) {

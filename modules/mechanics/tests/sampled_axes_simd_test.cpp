@@ -140,6 +140,60 @@ TEST(SampledAxesSimd, EveryBuildsTangentMatchesTheAutoDiffReference) {
   }
 }
 
+// Tangent::without_volumetric_geometry against an independent reference. For a unit cube of a
+// nearly pure penalty material (C ~ 0) dilated homogeneously by 5 %, the energy is
+// kappa/(2 V0) (v(x) - V0)^2 with v the trilinear volume (mechanics::hex_volume), so the exact
+// tangent is kappa/V0 (g g^T + (v - V0) H) and the tangent without the geometric part is
+// kappa/V0 g g^T, with g and H the gradient and Hessian of v by central differences. At rest
+// (no stress) the two tangents are the same.
+TEST(SampledAxesSimd, TangentWithoutVolumetricGeometryKeepsOnlyThePenaltysOuterProduct) {
+  const HexMesh mesh = make_block({1, 1, 1, 1.0, Eigen::Vector3d(0.3, -0.2, 0.1)}, FibreField{});
+  GuccioneLaw law;
+  law.C = 1e-9;  // the penalty alone, to round-off
+  law.bulk = 100;
+  GuccioneForces model(mesh, {law}, ElementKind::sampled_axes);
+  const NodeMatrix rest = gather(mesh.rest, mesh.hexes[0]);
+  const Eigen::Vector3d centre = rest.rowwise().mean();
+  const NodeMatrix x = (1.05 * (rest.colwise() - centre)).colwise() + centre;
+  const double V0 = hex_volume(rest), v = hex_volume(x), h = 1e-4;
+  const auto gradient = [&](const NodeMatrix& at) {
+    Eigen::Matrix<double, 24, 1> g;
+    for (int k = 0; k < 24; ++k) {
+      NodeMatrix p = at, m = at;
+      p(k % 3, k / 3) += h;
+      m(k % 3, k / 3) -= h;
+      g[k] = (hex_volume(p) - hex_volume(m)) / (2 * h);
+    }
+    return g;
+  };
+  const Eigen::Matrix<double, 24, 1> g = gradient(x);
+  ElementStiffness H;
+  for (int k = 0; k < 24; ++k) {
+    NodeMatrix p = x, m = x;
+    p(k % 3, k / 3) += h;
+    m(k % 3, k / 3) -= h;
+    H.col(k) = (gradient(p) - gradient(m)) / (2 * h);
+  }
+  const ElementStiffness outer = (law.bulk / V0) * g * g.transpose();
+  const ElementStiffness exact_reference = outer + (law.bulk / V0) * (v - V0) * H;
+  Eigen::Matrix3Xd positions = mesh.rest;
+  for (int j = 0; j < 8; ++j) positions.col(mesh.hexes[0][std::size_t(j)]) = x.col(j);
+  for (const std::string& isa : runnable_simd_isas()) {
+    model.use_simd_isa(isa);
+    ElementStiffness exact, without, exact_at_rest, without_at_rest;
+    model.element_stiffness(0, positions, {}, exact);
+    model.element_stiffness(0, positions, {}, without, Tangent::without_volumetric_geometry);
+    const double scale = exact_reference.cwiseAbs().maxCoeff();
+    EXPECT_LT((exact - exact_reference).cwiseAbs().maxCoeff(), 1e-5 * scale) << isa;
+    EXPECT_LT((without - outer).cwiseAbs().maxCoeff(), 1e-5 * scale) << isa;
+    EXPECT_GT((exact - without).cwiseAbs().maxCoeff(), 0.05 * scale) << isa << ": the left-out part matters here";
+    model.element_stiffness(0, mesh.rest, {}, exact_at_rest);
+    model.element_stiffness(0, mesh.rest, {}, without_at_rest, Tangent::without_volumetric_geometry);
+    EXPECT_LT((exact_at_rest - without_at_rest).cwiseAbs().maxCoeff(), 1e-12 * exact_at_rest.cwiseAbs().maxCoeff())
+        << isa;
+  }
+}
+
 void expect_nan_on_inverted_element_only(const Case& c, Precision precision) {
   GuccioneForces model(c.mesh, c.laws, ElementKind::sampled_axes, precision);
   // Element 37: swap two opposite corners of its current shape (every sample inverts).

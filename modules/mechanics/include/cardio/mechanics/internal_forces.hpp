@@ -38,6 +38,14 @@ using LoadPath = std::function<ForceInputs(double s)>;
 /// The default path: the loads scaled by s, no active tension.
 inline ForceInputs proportional_load(double s) { return ForceInputs{s, {}, {}}; }
 
+/// Which tangent element_stiffness gives. Far from equilibrium the exact tangent of a soft,
+/// nearly incompressible element turns indefinite through the geometric part of its volumetric
+/// term, p d(cof A) with p = kappa (Jbar - 1) (and the F-bar term beside it): leaving that part out
+/// keeps kappa's own stiffness (kappa cof x cof) and the law's, and Newton's fallback
+/// (newton.hpp) solves with it where the exact one does not factorise (docs/heartbeat.md, "Why the
+/// soft inflations stall").
+enum class Tangent { exact, without_volumetric_geometry };
+
 /// Internal forces of a mesh. The public calls are non-virtual (the passive ones supply default
 /// inputs); element models implement the do_ functions.
 class InternalForces {
@@ -62,22 +70,24 @@ class InternalForces {
   virtual std::string_view name() const = 0;
   /// For Newton's method: whether element_stiffness is available.
   virtual bool has_stiffness() const { return false; }
-  /// K = -df/dx of the elastic forces (no damping) of element e at the node positions x (3 x n).
-  void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in, ElementStiffness& K) const {
-    do_element_stiffness(e, x, in, K);
+  /// K = -df/dx of the elastic forces (no damping) of element e at the node positions x (3 x n);
+  /// `part` (Tangent) says whether all of it.
+  void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in, ElementStiffness& K,
+                         Tangent part = Tangent::exact) const {
+    do_element_stiffness(e, x, in, part, K);
   }
   /// The same without active tension.
   void element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, ElementStiffness& K) const {
-    do_element_stiffness(e, x, ForceInputs{}, K);
+    do_element_stiffness(e, x, ForceInputs{}, Tangent::exact, K);
   }
 
  private:
   virtual void do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
                              Eigen::Matrix3Xd& f) const = 0;
   virtual double do_energy(const Eigen::Matrix3Xd& x, const ForceInputs& in) const = 0;
-  virtual void do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in,
+  virtual void do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in, Tangent part,
                                     ElementStiffness& K) const {
-    (void)e, (void)x, (void)in;
+    (void)e, (void)x, (void)in, (void)part;
     K.setConstant(0.0 / 0.0);
   }
 };

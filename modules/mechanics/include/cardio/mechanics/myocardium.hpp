@@ -80,7 +80,7 @@ class GuccioneForces final : public InternalForces {
   void do_add_forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
                      Eigen::Matrix3Xd& f) const override;
   double do_energy(const Eigen::Matrix3Xd& x, const ForceInputs& in) const override;
-  void do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in,
+  void do_element_stiffness(std::int32_t e, const Eigen::Matrix3Xd& x, const ForceInputs& in, Tangent part,
                             ElementStiffness& K) const override;
   /// Forces and energy of element e at its node positions (the kind's kernel) with its Ta and a.
   double element_forces(std::int32_t e, double Ta, double a, const NodeMatrix& x, const NodeMatrix* v,

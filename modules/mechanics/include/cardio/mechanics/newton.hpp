@@ -5,7 +5,8 @@
 /// elements' exact stiffnesses (InternalForces::element_stiffness), the follower pressures' load
 /// stiffness and the elastic foundations, as a sparse matrix, and solved with CHOLMOD (supernodal
 /// Cholesky of the symmetrised tangent; near equilibrium the last factorisation preconditions
-/// conjugate gradients on the next tangent; indefinite tangents are projected element by element),
+/// conjugate gradients on the next tangent; an indefinite tangent is replaced by the one without the
+/// volumetric term's geometric part, then projected element by element),
 /// Eigen's SparseLU (the full, unsymmetric tangent) or conjugate gradients (incomplete Cholesky;
 /// for problems too large to factorise). A line search on the energy's slope guards each update;
 /// a load increment that does not converge is cut in half and retried. Deterministic: assembly sums in element order
@@ -38,6 +39,9 @@ struct NewtonOptions {
   /// cholmod: an indefinite tangent is replaced by its elements' positive parts (projected
   /// Newton) before a diagonal shift is tried
   bool project_indefinite = true;
+  /// with project_indefinite: first try the tangent without the volumetric term's geometric part
+  /// (Tangent::without_volumetric_geometry), then the projection
+  bool volumetric_fallback = true;
 };
 
 struct NewtonStats {
