@@ -83,8 +83,10 @@ void round_trip(const Case& c, const std::vector<CavityPressure>& pressures, con
   sim.unloading.enabled = true;
   sim.unloading.end_diastolic_pressures = pressures;
   sim.unloading.where = "test";
-  pipeline::PassiveInflation inflation(sim, c.mesh, pressures, "test", nullptr);
-  const pipeline::InflationOutcome inflated = inflation.inflate(nullptr, 4);
+  pipeline::HeartSimulation in_quarters = sim;  // the inflation that makes the image; the unloading keeps its steps
+  in_quarters.unloading.load_steps = 4;
+  pipeline::PassiveInflation inflation(in_quarters, c.mesh, pressures, "test", nullptr);
+  const pipeline::InflationOutcome inflated = inflation.inflate(nullptr);
   ASSERT_TRUE(inflated.converged);
   const meshing::VoxelMesh image = pipeline::with_rest_positions(c.mesh, inflated.x);
   const double h = c.mesh.grid.spacing.minCoeff();
@@ -337,7 +339,8 @@ TEST(PassiveCalibration, CurvesAreExVivoWithoutThePericardium) {
   ASSERT_EQ(a.volume_mL.size(), 3u);
   EXPECT_EQ(a.volume_mL, b.volume_mL);
   pipeline::PassiveInflation in_vivo(with, c.mesh, with.unloading.end_diastolic_pressures, "test", nullptr);
-  const pipeline::InflationOutcome held = in_vivo.inflate(nullptr, 2);
+  ASSERT_EQ(with.unloading.load_steps, 2);  // the default: two halves
+  const pipeline::InflationOutcome held = in_vivo.inflate(nullptr);
   ASSERT_TRUE(held.converged);
   const double held_mL = meshing::cavity_volume(c.mesh.cavities[0], held.x) / 1000.0;
   std::cout << "V(8 mmHg): ex vivo " << a.volume_mL.back() << " mL, with the pericardium " << held_mL << " mL (rest "

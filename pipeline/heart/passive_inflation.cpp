@@ -73,10 +73,9 @@ bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, in
   return true;
 }
 
-InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, int load_steps) {
+InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess) {
   InflationOutcome out;
-  // A guess at the rest positions would only repeat the first increment from rest with the whole load.
-  if (guess && *guess != m_mesh.mesh.rest) {
+  if (guess) {
     out.x = *guess;
     if (solve(out.x, 0.0, 1.0, 0, 1.0, out)) {
       out.converged = true;
@@ -84,7 +83,7 @@ InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, int lo
     }
   }
   out.x = m_mesh.mesh.rest;
-  out.converged = solve(out.x, 0.0, 1.0, m_options.max_cuts, 1.0 / load_steps, out);
+  out.converged = solve(out.x, 0.0, 1.0, m_options.max_cuts, 1.0 / m_load_steps, out);
   return out;
 }
 

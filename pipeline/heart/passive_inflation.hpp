@@ -37,10 +37,10 @@ class PassiveInflation {
   ~PassiveInflation();
 
   /// Equilibrium at the full pressures. From `guess` first if given (the whole load in one
-  /// increment: cheap when the guess is close), then from rest: the first increment 1/load_steps
-  /// of the load, each converged one doubling the next (a soft heart's toe takes small steps, its
-  /// stiffened wall large ones), a failed one halved.
-  InflationOutcome inflate(const Eigen::Matrix3Xd* guess, int load_steps);
+  /// increment: cheap when the guess is close), then from rest: the first increment
+  /// 1/unloading.load_steps of the load, each converged one doubling the next (a soft heart's toe
+  /// takes small steps, its stiffened wall large ones), a failed one halved.
+  InflationOutcome inflate(const Eigen::Matrix3Xd* guess);
 
   /// Equilibria at the ascending load fractions `fractions` in (0, 1], each from the last, from
   /// rest (the first increment at most 1/unloading.load_steps of the load, as inflate());

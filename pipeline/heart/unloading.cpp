@@ -55,15 +55,16 @@ struct Evaluation {
   double worst_J = 1;
 };
 
-/// `guess`: where Newton starts with the whole load (then from rest in load steps if that fails).
+/// `guess`: where Newton starts with the whole load (then from rest in load steps if that fails);
+/// none: from rest only.
 Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
-                    const Eigen::Matrix3Xd& guess, std::ostream* log) {
+                    const Eigen::Matrix3Xd* guess, std::ostream* log) {
   Evaluation ev;
   ev.mesh = with_rest_positions(image, X);
   PassiveInflation inflation(sim, ev.mesh, sim.unloading.end_diastolic_pressures,
                              sim.unloading.where + ": unloading.end_diastolic_pressures", log);
   const Eigen::Matrix3Xd& image_x = image.mesh.rest;
-  InflationOutcome out = inflation.inflate(&guess, sim.unloading.load_steps);
+  InflationOutcome out = inflation.inflate(guess);
   ev.ok = out.converged;
   ev.newton_iterations = out.newton_iterations;
   ev.worst_J = out.worst_J;
@@ -170,7 +171,8 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
   Eigen::Matrix3Xd X = start ? *start : image.mesh.rest;
   const int min_updates = start ? 1 : 0;  // a start meets the tolerance for its own material, not this one
   auto t_it = Clock::now();
-  Evaluation ev = evaluate(sim, image, X, image.mesh.rest, log);
+  // From the image itself, the image as a guess would only repeat the first increment from rest.
+  Evaluation ev = evaluate(sim, image, X, start ? &image.mesh.rest : nullptr, log);
   if (!ev.ok)
     CARDIO_FAIL(u.where << ": unloading: the " << (start ? "starting reference" : "image geometry")
                         << " does not inflate to unloading.end_diastolic_pressures (Newton fails"
@@ -200,7 +202,8 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
     for (int halving = 0; halving <= kRelaxationHalvings; ++halving) {
       // The last inflation moved by the update: x(X + dX) is about x(X) + dX where the tissue is
       // stiff, closer than the image where the mismatch is large (a rim corner).
-      next = evaluate(sim, image, X + w_used * step, ev.x + w_used * step, log);
+      const Eigen::Matrix3Xd guess = ev.x + w_used * step;
+      next = evaluate(sim, image, X + w_used * step, &guess, log);
       if (next.ok) break;
       if (log) *log << "unloading: the update with relaxation " << w_used << " failed; halving it" << std::endl;
       if (halving < kRelaxationHalvings) w_used *= 0.5;
