@@ -35,6 +35,7 @@ UnloadingParams parse_unloading(const Node& root) {
   u.relaxation = n.number("relaxation", 1.0, Range::closed(0.05, 1.5));
   u.aitken = n.choice("acceleration", {"aitken", "none"}, "aitken") == "aitken";
   u.load_steps = int(n.integer("load_steps", 2, 1, 1000));
+  u.pressure_steps = int(n.integer("pressure_steps", 1, 1, 100));
   u.newton_log = n.boolean("newton_log", false);
   return u;
 }

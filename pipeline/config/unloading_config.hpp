@@ -25,6 +25,7 @@ struct UnloadingParams {
   int max_iterations = 20;        ///< fixed-point iterations (inflations)
   double relaxation = 1.0;        ///< first relaxation factor of the update X += w (x_image - x(X))
   bool aitken = true;             ///< adapt w by Aitken's delta-squared (Irons and Tuck 1969)
+  int pressure_steps = 1;         ///< unload at 1/this, 2/this, ..., all of the pressures in turn
   int load_steps = 2;             ///< an inflation from rest starts at 1/this of the load, then doubles
   bool newton_log = false;        ///< log every Newton iteration of the inflations (run.log)
   std::string where;              ///< config location, for errors

@@ -73,11 +73,14 @@ bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, in
   return true;
 }
 
-InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess) {
+InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, double guess_fraction) {
   InflationOutcome out;
   if (guess) {
     out.x = *guess;
-    if (solve(out.x, 0.0, 1.0, 0, 1.0, out)) {
+    // From an equilibrium at a lower load the load rises from there, cut on failure; from a mere
+    // guess, the whole load in one increment.
+    const int cuts = guess_fraction > 0 ? m_options.max_cuts : 0;
+    if (solve(out.x, guess_fraction, 1.0, cuts, 1.0, out)) {
       out.converged = true;
       return out;
     }

@@ -36,11 +36,12 @@ class PassiveInflation {
                    const std::vector<CavityPressure>& pressures, const std::string& where, std::ostream* log);
   ~PassiveInflation();
 
-  /// Equilibrium at the full pressures. From `guess` first if given (the whole load in one
-  /// increment: cheap when the guess is close), then from rest: the first increment
-  /// 1/unloading.load_steps of the load, each converged one doubling the next (a soft heart's toe
-  /// takes small steps, its stiffened wall large ones), a failed one halved.
-  InflationOutcome inflate(const Eigen::Matrix3Xd* guess);
+  /// Equilibrium at the full pressures. From `guess` first if given: the whole load in one
+  /// increment (cheap when the guess is close), or, when guess_fraction > 0 and the guess is the
+  /// equilibrium at that load fraction, the load raised from there (cut on failure). Then from
+  /// rest: the first increment 1/unloading.load_steps of the load, each converged one doubling the
+  /// next (a soft heart's toe takes small steps, its stiffened wall large ones), a failed one halved.
+  InflationOutcome inflate(const Eigen::Matrix3Xd* guess, double guess_fraction = 0);
 
   /// Equilibria at the ascending load fractions `fractions` in (0, 1], each from the last, from
   /// rest (the first increment at most 1/unloading.load_steps of the load, as inflate());

@@ -10,6 +10,7 @@
 #include "cardio/core/units.hpp"
 #include "cardio/io/json.hpp"
 #include "cardio/io/vtu.hpp"
+#include "cardio/mechanics/mesh.hpp"
 #include "heart/passive_inflation.hpp"
 
 namespace cardio::pipeline {
@@ -25,6 +26,9 @@ constexpr int kRelaxationHalvings = 5;
 /// carry no curvature information, and over-relaxation (> 1) overshot on the biventricular
 /// surface (the RV free wall's mismatch grew).
 constexpr double kMinRelaxation = 0.05, kMaxRelaxation = 1.0;
+/// The levels below the full pressures (unloading.pressure_steps) only start the next one: they stop
+/// at this many times the tolerance.
+constexpr double kLevelToleranceFactor = 5;
 
 struct Mismatch {
   double rms_mm = 0, max_mm = 0;
@@ -58,13 +62,19 @@ struct Evaluation {
 /// `guess`: where Newton starts with the whole load (then from rest in load steps if that fails);
 /// none: from rest only.
 Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
-                    const Eigen::Matrix3Xd* guess, std::ostream* log) {
+                    const std::vector<CavityPressure>& pressures, const Eigen::Matrix3Xd* guess, std::ostream* log,
+                    double guess_fraction = 0) {
   Evaluation ev;
+  // An update that inverts a rest element (relative to the image) has no model to inflate.
+  const mechanics::WorstElement rest = mechanics::worst_element(image.mesh, X);
+  if (!(rest.J > 0)) {
+    ev.worst_J = rest.J;
+    return ev;
+  }
   ev.mesh = with_rest_positions(image, X);
-  PassiveInflation inflation(sim, ev.mesh, sim.unloading.end_diastolic_pressures,
-                             sim.unloading.where + ": unloading.end_diastolic_pressures", log);
+  PassiveInflation inflation(sim, ev.mesh, pressures, sim.unloading.where + ": unloading.end_diastolic_pressures", log);
   const Eigen::Matrix3Xd& image_x = image.mesh.rest;
-  InflationOutcome out = inflation.inflate(guess);
+  InflationOutcome out = inflation.inflate(guess, guess_fraction);
   ev.ok = out.converged;
   ev.newton_iterations = out.newton_iterations;
   ev.worst_J = out.worst_J;
@@ -93,8 +103,10 @@ void damp_growing_nodes(Eigen::VectorXd& share, const Eigen::Matrix3Xd& r_old, c
 void log_iteration(std::ostream* log, const UnloadingIteration& it, double tol_mm) {
   if (!log) return;
   std::ostringstream line;
-  line << "unloading iteration " << it.iteration << ": surface mismatch RMS " << std::setprecision(3) << it.rms_mm
-       << " mm, max " << it.max_mm << " mm at (" << it.max_at_mm.transpose() << ") mm (tolerance " << tol_mm << " mm)";
+  line << "unloading";
+  if (it.level < 1) line << " at " << std::setprecision(3) << 100 * it.level << " % of the pressures,";
+  line << " iteration " << it.iteration << ": surface mismatch RMS " << std::setprecision(3) << it.rms_mm << " mm, max "
+       << it.max_mm << " mm at (" << it.max_at_mm.transpose() << ") mm (tolerance " << tol_mm << " mm)";
   if (it.iteration > 0) line << ", relaxation " << it.relaxation;
   line << ", " << it.newton_iterations << " Newton iterations, " << std::setprecision(2) << it.seconds << " s";
   *log << line.str() << std::endl;
@@ -104,6 +116,7 @@ json history_json(const std::vector<UnloadingIteration>& history) {
   json h = json::array();
   for (const auto& it : history)
     h.push_back({{"iteration", it.iteration},
+                 {"pressure_fraction", it.level},
                  {"rms_mm", it.rms_mm},
                  {"max_mm", it.max_mm},
                  {"max_at_mm", {it.max_at_mm[0], it.max_at_mm[1], it.max_at_mm[2]}},
@@ -124,8 +137,11 @@ json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& imag
                         {"reinflated_volume_mL", meshing::cavity_volume(c, r.reinflated) / 1000.0}});
   json pressures = json::object();
   for (const auto& p : sim.unloading.end_diastolic_pressures) pressures[p.cavity] = p.pressure / units::kMmHgInKPa;
+  const auto updates =
+      std::count_if(r.history.begin(), r.history.end(), [](const auto& it) { return it.iteration > 0; });
   return {{"converged", true},
-          {"iterations", r.history.back().iteration},
+          {"iterations", updates},                                       // fixed-point updates over all pressure levels
+          {"pressure_levels", r.history.size() - std::size_t(updates)},  // each level's history starts at 0
           {"rms_mm", r.history.back().rms_mm},
           {"max_mm", r.history.back().max_mm},
           {"tolerance_mm", tol_mm},
@@ -160,25 +176,15 @@ json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& imag
                  "does not hold the heart; lower unloading.end_diastolic_pressures or raise material.C");
 }
 
-}  // namespace
-
-UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, std::ostream* log,
-                                 const Eigen::Matrix3Xd* start) {
-  const auto t0 = Clock::now();
+/// The fixed point at one pressure level: from X and its inflation `ev` at `pressures`, update X
+/// until the surface mismatch is at most tol_mm (after at least min_updates updates). Appends to
+/// `history`; X and ev end at the last iterate. ev was evaluated from t_it on.
+void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image,
+                   const std::vector<CavityPressure>& pressures, double level, double tol_mm, int min_updates,
+                   Eigen::Matrix3Xd& X, Evaluation& ev, Clock::time_point t_it,
+                   std::vector<UnloadingIteration>& history, std::ostream* log) {
   const UnloadingParams& u = sim.unloading;
-  const double tol_mm = u.tolerance_voxels * image.grid.spacing.minCoeff();
   const std::vector<std::int32_t> surface = nodes_of(image.surface_quads);
-  Eigen::Matrix3Xd X = start ? *start : image.mesh.rest;
-  const int min_updates = start ? 1 : 0;  // a start meets the tolerance for its own material, not this one
-  auto t_it = Clock::now();
-  // From the image itself, the image as a guess would only repeat the first increment from rest.
-  Evaluation ev = evaluate(sim, image, X, start ? &image.mesh.rest : nullptr, log);
-  if (!ev.ok)
-    CARDIO_FAIL(u.where << ": unloading: the " << (start ? "starting reference" : "image geometry")
-                        << " does not inflate to unloading.end_diastolic_pressures (Newton fails"
-                        << (ev.worst_J <= 0 ? ", an element inverts" : "")
-                        << "): lower the pressures, raise material.C or unloading.load_steps");
-  UnloadingResult out;
   double w = u.relaxation, w_used = 0;                      // the next update's relaxation; the one that gave X_k
   Eigen::VectorXd share = Eigen::VectorXd::Ones(X.cols());  // per node, times w (damp_growing_nodes)
   for (int k = 0;; ++k) {
@@ -189,11 +195,12 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
                           {},
                           w_used,
                           ev.newton_iterations,
-                          std::chrono::duration<double>(Clock::now() - t_it).count()};
+                          std::chrono::duration<double>(Clock::now() - t_it).count(),
+                          level};
     if (m.worst_node >= 0) it.max_at_mm = image.mesh.rest.col(m.worst_node);
-    out.history.push_back(it);
+    history.push_back(it);
     log_iteration(log, it, tol_mm);
-    if (m.rms_mm <= tol_mm && k >= min_updates) break;
+    if (m.rms_mm <= tol_mm && k >= min_updates) return;
     if (k >= u.max_iterations) fail_not_converged(sim, it, tol_mm);
     t_it = Clock::now();
     Evaluation next;
@@ -203,7 +210,7 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
       // The last inflation moved by the update: x(X + dX) is about x(X) + dX where the tissue is
       // stiff, closer than the image where the mismatch is large (a rim corner).
       const Eigen::Matrix3Xd guess = ev.x + w_used * step;
-      next = evaluate(sim, image, X + w_used * step, &guess, log);
+      next = evaluate(sim, image, X + w_used * step, pressures, &guess, log);
       if (next.ok) break;
       if (log) *log << "unloading: the update with relaxation " << w_used << " failed; halving it" << std::endl;
       if (halving < kRelaxationHalvings) w_used *= 0.5;
@@ -213,6 +220,49 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
     w = u.aitken ? aitken(w_used, ev.r, next.r) : u.relaxation;
     damp_growing_nodes(share, ev.r, next.r);
     ev = std::move(next);
+  }
+}
+
+std::vector<CavityPressure> scaled(std::vector<CavityPressure> p, double s) {
+  for (CavityPressure& c : p) c.pressure *= s;
+  return p;
+}
+
+}  // namespace
+
+UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, std::ostream* log,
+                                 const Eigen::Matrix3Xd* start) {
+  const auto t0 = Clock::now();
+  const UnloadingParams& u = sim.unloading;
+  const double tol_mm = u.tolerance_voxels * image.grid.spacing.minCoeff();
+  // Pressure continuation: unload at 1/n, 2/n, ..., 1 of the pressures, each level from the last
+  // one's reference, so that no inflation goes far beyond the image (a soft wall inflated from the
+  // image to the full pressures balloons past where its pressure path is stable). A start is a
+  // reference for the full pressures already.
+  const int levels = start ? 1 : u.pressure_steps;
+  Eigen::Matrix3Xd X = start ? *start : image.mesh.rest;
+  UnloadingResult out;
+  Evaluation ev;
+  for (int j = 1; j <= levels; ++j) {
+    const double level = double(j) / levels;
+    const std::vector<CavityPressure> pressures = scaled(u.end_diastolic_pressures, level);
+    // From the image itself, the image as a guess would only repeat the first increment from rest;
+    // the last level's equilibrium, at (j - 1)/j of this level's pressures, continues to them.
+    const Eigen::Matrix3Xd guess = j > 1 ? ev.x : image.mesh.rest;
+    const auto t_level = Clock::now();
+    ev = evaluate(sim, image, X, pressures, (start || j > 1) ? &guess : nullptr, log, double(j - 1) / j);
+    if (!ev.ok)
+      CARDIO_FAIL(
+          u.where << ": unloading: the "
+                  << (start   ? "starting reference"
+                      : j > 1 ? "reference unloaded at a lower pressure"
+                              : "image geometry")
+                  << " does not inflate to " << 100 * level << " % of unloading.end_diastolic_pressures (Newton fails"
+                  << (ev.worst_J <= 0 ? ", an element inverts" : "")
+                  << "): lower the pressures, raise material.C, unloading.load_steps or unloading.pressure_steps");
+    // A start meets the tolerance for its own material, not this one: update it at least once.
+    const double level_tol = j == levels ? tol_mm : kLevelToleranceFactor * tol_mm;
+    iterate_level(sim, image, pressures, level, level_tol, start ? 1 : 0, X, ev, t_level, out.history, log);
   }
   out.mesh = std::move(ev.mesh);
   out.reinflated = std::move(ev.x);

@@ -29,6 +29,7 @@ struct UnloadingIteration {
   double relaxation = 0;                                ///< w of the update that gave X_k (0 for X_0)
   int newton_iterations = 0;
   double seconds = 0;
+  double level = 1;  ///< the fraction of the end-diastolic pressures (unloading.pressure_steps)
 };
 
 struct UnloadingResult {
