@@ -105,7 +105,7 @@ pipeline::UnloadingResult round_trip(const Case& c, const std::vector<CavityPres
   const double rms = std::sqrt(error.colwise().squaredNorm().mean());
   const double worst = error.colwise().norm().maxCoeff(&worst_node);
   std::cout << what << ": " << c.mesh.mesh.n_elements() << " elements, largest inflation " << inflation_mm
-            << " mm; unloaded in " << u.history.back().iteration << " iterations, " << seconds
+            << " mm; unloaded with " << u.report["iterations"].get<int>() << " updates, " << seconds
             << " s; rest positions recovered to " << rms << " mm RMS, " << worst << " mm max at node " << worst_node
             << " (" << c.mesh.mesh.rest.col(worst_node).transpose() << ") mm (voxel " << h << " mm)\n";
   EXPECT_LT(u.history.back().rms_mm, 0.1 * h);  // the stopping criterion, on the re-inflated surface
@@ -176,6 +176,17 @@ TEST(Unloading, StopsWithTheKeyToChangeWhenItDoesNotConverge) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unloading.max_iterations = 1"), std::string::npos) << e.what();
+  }
+  // With pressure continuation the error names the level it stopped at.
+  Case levels = load(kLvPhantom +
+                     "unloading: {end_diastolic_pressures: {lv: 8 mmHg}, max_iterations: 1, "
+                     "tolerance_voxels: 0.0001, acceleration: none, pressure_steps: 2}\n");
+  try {
+    (void)pipeline::unload_reference(*levels.cfg.simulation, levels.mesh, nullptr);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at 50 % of the pressures (unloading.pressure_steps)"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -59,8 +59,9 @@ struct Evaluation {
   double worst_J = 1;
 };
 
-/// `guess`: where Newton starts with the whole load (then from rest in load steps if that fails);
-/// none: from rest only.
+/// `guess`: where Newton starts with the whole load, or, with guess_fraction > 0, the equilibrium
+/// at that fraction of `pressures` from which the load rises (then from rest in load steps if
+/// that fails); none: from rest only.
 Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
                     const std::vector<CavityPressure>& pressures, const Eigen::Matrix3Xd* guess, std::ostream* log,
                     double guess_fraction = 0) {
@@ -157,10 +158,14 @@ json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& imag
 }
 
 [[noreturn]] void fail_not_converged(const HeartSimulation& sim, const UnloadingIteration& last, double tol_mm) {
-  CARDIO_FAIL(sim.unloading.where << ": unloading did not converge: after unloading.max_iterations = "
-                                  << sim.unloading.max_iterations << " iterations the surface mismatch is "
-                                  << last.rms_mm << " mm RMS (max " << last.max_mm << " mm at ("
-                                  << last.max_at_mm.transpose() << ") mm), above the tolerance " << tol_mm
+  CARDIO_FAIL(sim.unloading.where << ": unloading did not converge"
+                                  << (last.level < 1 ? " at " + std::to_string(int(std::lround(100 * last.level))) +
+                                                           " % of the pressures (unloading.pressure_steps)"
+                                                     : std::string())
+                                  << ": after unloading.max_iterations = " << sim.unloading.max_iterations
+                                  << " iterations the surface mismatch is " << last.rms_mm << " mm RMS (max "
+                                  << last.max_mm << " mm at (" << last.max_at_mm.transpose()
+                                  << ") mm), above the tolerance " << tol_mm
                                   << " mm (unloading.tolerance_voxels = " << sim.unloading.tolerance_voxels
                                   << "); raise unloading.max_iterations, lower unloading.relaxation, or check that "
                                      "the end-diastolic pressures and material.C are plausible for this heart");
