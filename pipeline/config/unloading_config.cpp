@@ -37,6 +37,8 @@ UnloadingParams parse_unloading(const Node& root) {
   u.load_steps = int(n.integer("load_steps", 2, 1, 1000));
   u.pressure_steps = int(n.integer("pressure_steps", 1, 1, 100));
   u.newton_log = n.boolean("newton_log", false);
+  u.relaxation_fallback =
+      n.choice("inflation_fallback", {"dynamic_relaxation", "none"}, "dynamic_relaxation") == "dynamic_relaxation";
   return u;
 }
 

@@ -21,14 +21,15 @@ struct CavityPressure {
 struct UnloadingParams {
   bool enabled = false;
   std::vector<CavityPressure> end_diastolic_pressures;
-  double tolerance_voxels = 0.1;  ///< stop when the RMS surface mismatch <= this x the voxel size
-  int max_iterations = 20;        ///< fixed-point iterations (inflations)
-  double relaxation = 1.0;        ///< first relaxation factor of the update X += w (x_image - x(X))
-  bool aitken = true;             ///< adapt w by Aitken's delta-squared (Irons and Tuck 1969)
-  int pressure_steps = 1;         ///< unload at 1/this, 2/this, ..., all of the pressures in turn
-  int load_steps = 2;             ///< an inflation from rest starts at 1/this of the load, then doubles
-  bool newton_log = false;        ///< log every Newton iteration of the inflations (run.log)
-  std::string where;              ///< config location, for errors
+  double tolerance_voxels = 0.1;    ///< stop when the RMS surface mismatch <= this x the voxel size
+  int max_iterations = 20;          ///< fixed-point iterations (inflations)
+  double relaxation = 1.0;          ///< first relaxation factor of the update X += w (x_image - x(X))
+  bool aitken = true;               ///< adapt w by Aitken's delta-squared (Irons and Tuck 1969)
+  int pressure_steps = 1;           ///< unload at 1/this, 2/this, ..., all of the pressures in turn
+  int load_steps = 2;               ///< an inflation from rest starts at 1/this of the load, then doubles
+  bool newton_log = false;          ///< log every Newton iteration of the inflations (run.log)
+  bool relaxation_fallback = true;  ///< where Newton stalls, dynamic relaxation carries the load on
+  std::string where;                ///< config location, for errors
   double pressure_of(const std::string& cavity) const;
 };
 

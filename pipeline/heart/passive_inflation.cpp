@@ -1,6 +1,7 @@
 #include "heart/passive_inflation.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "cardio/core/error.hpp"
@@ -28,7 +29,10 @@ mechanics::LidPressureLoad lid_load(const meshing::CavitySurface& cavity, double
 PassiveInflation::PassiveInflation(const HeartSimulation& sim, const meshing::VoxelMesh& mesh,
                                    const std::vector<CavityPressure>& pressures, const std::string& where,
                                    std::ostream* log)
-    : m_mesh(mesh), m_newton_log(sim.unloading.newton_log ? log : nullptr) {
+    : m_mesh(mesh),
+      m_newton_log(sim.unloading.newton_log ? log : nullptr),
+      m_log(log),
+      m_relaxation_fallback(sim.unloading.relaxation_fallback) {
   mechanics::Loads loads;
   for (const CavityPressure& p : pressures) {
     SurfaceSelector endocardium;
@@ -50,8 +54,21 @@ PassiveInflation::PassiveInflation(const HeartSimulation& sim, const meshing::Vo
 
 PassiveInflation::~PassiveInflation() = default;
 
-bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, double first_increment,
-                             InflationOutcome& out) {
+namespace {
+
+// The fallback's dynamic relaxation (kinetic damping) stops at this relative residual, then Newton
+// refines to simulation.residual_tol. Its steps per quarter of the load are capped (about 40 000
+// were measured on the soft 2.5 mm biventricle, heartbeat.md).
+constexpr double kRelaxationResidual = 1e-4;
+constexpr long kRelaxationStepsPerQuarter = 200000;
+// With the fallback, Newton hands over after this many halved increments: each costs up to
+// simulation.max_iterations iterations, and a soft wall's stalled path took over 1 000 of them.
+constexpr int kCutsBeforeRelaxation = 4;
+
+}  // namespace
+
+mechanics::NewtonStats PassiveInflation::newton(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts,
+                                                double first_increment, InflationOutcome& out) {
   mechanics::NodeState state = m_model.system->rest_state();
   state.x = x;
   mechanics::NewtonOptions o = m_options;
@@ -59,17 +76,63 @@ bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, in
   o.first_increment = first_increment;
   const mechanics::LoadPath path = [](double s) { return mechanics::ForceInputs{s, {}, {}}; };
   mechanics::NewtonStats st;
+  st.reached = s_from;
   try {
     st = m_newton->solve(state, path, s_from, s_to, o, m_newton_log);
   } catch (const Error&) {
     st.converged = false;  // e.g. a non-finite tangent far from equilibrium: the caller retries
+    state.x = x;
   }
   out.newton_iterations += st.iterations;
-  if (!st.converged) return false;
-  const mechanics::WorstElement w = mechanics::worst_element(m_mesh.mesh, state.x);
-  out.worst_J = w.J;
-  if (!(w.J > 0)) return false;
+  x = std::move(state.x);  // on failure: the last converged state, at st.reached
+  return st;
+}
+
+bool PassiveInflation::physical(const Eigen::Matrix3Xd& x, InflationOutcome& out) const {
+  out.worst_J = mechanics::worst_element(m_mesh.mesh, x).J;
+  return out.worst_J > 0;
+}
+
+bool PassiveInflation::relax(Eigen::Matrix3Xd& x, double s_from, double s_to, InflationOutcome& out) {
+  mechanics::NodeState state = m_model.system->rest_state();
+  state.x = x;
+  mechanics::QuasiStaticOptions qs;
+  qs.load_steps = std::max(1, int(std::ceil(4 * (s_to - s_from))));
+  qs.residual_tol = kRelaxationResidual;
+  qs.max_iterations = kRelaxationStepsPerQuarter;
+  const mechanics::LoadPath path = [](double s) { return mechanics::ForceInputs{s, {}, {}}; };
+  mechanics::QuasiStaticResult r;
+  try {
+    r = mechanics::solve_quasi_static(*m_model.system, m_mesh.mesh, state, qs, path, s_from, s_to);
+  } catch (const Error&) {
+    r.converged = false;  // the relaxation's own state check (an element inverted on the way)
+  }
+  out.relaxation_steps += r.iterations;
+  if (m_log)
+    *m_log << "  inflation: Newton stalled; dynamic relaxation from " << 100 * s_from << " % to " << 100 * s_to
+           << " % of the load: " << r.iterations << " steps, residual " << r.residual
+           << (r.converged ? "" : " (not converged)") << std::endl;
+  if (!r.converged || !physical(state.x, out)) return false;
+  // Newton refines the relaxed state to simulation.residual_tol at the same load.
+  const mechanics::NewtonStats refined = newton(state.x, s_to, s_to, 0, 1.0, out);
+  if (m_log)
+    *m_log << "  inflation: Newton refined the relaxed state: "
+           << (refined.converged ? "converged" : "did not converge") << " in " << refined.iterations << " iterations"
+           << std::endl;
+  if (!refined.converged) return false;
   x = std::move(state.x);
+  return true;
+}
+
+bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, double first_increment,
+                             InflationOutcome& out) {
+  Eigen::Matrix3Xd y = x;
+  const bool fallback = m_relaxation_fallback && max_cuts > 0;
+  const int cuts = fallback ? std::min(max_cuts, kCutsBeforeRelaxation) : max_cuts;
+  const mechanics::NewtonStats st = newton(y, s_from, s_to, cuts, first_increment, out);
+  const bool ok = st.converged || (fallback && relax(y, st.reached, s_to, out));
+  if (!ok || !physical(y, out)) return false;
+  x = std::move(y);
   return true;
 }
 
@@ -81,6 +144,12 @@ InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, double
     // guess, the whole load in one increment.
     const int cuts = guess_fraction > 0 ? m_options.max_cuts : 0;
     if (solve(out.x, guess_fraction, 1.0, cuts, 1.0, out)) {
+      out.converged = true;
+      return out;
+    }
+    // A guess near the solution that Newton cannot take: relaxed at the whole load from there.
+    out.x = *guess;
+    if (m_relaxation_fallback && guess_fraction == 0 && relax(out.x, 1.0, 1.0, out)) {
       out.converged = true;
       return out;
     }

@@ -23,6 +23,7 @@ struct InflationOutcome {
   bool converged = false;
   Eigen::Matrix3Xd x;         ///< positions at the last converged load fraction [mm]
   int newton_iterations = 0;  ///< summed over the attempts
+  long relaxation_steps = 0;  ///< dynamic-relaxation steps where Newton stalled (unloading.inflation_fallback)
   double worst_J = 1;         ///< smallest det F at a Gauss point (<= 0: an element inverted)
 };
 
@@ -41,6 +42,9 @@ class PassiveInflation {
   /// equilibrium at that load fraction, the load raised from there (cut on failure). Then from
   /// rest: the first increment 1/unloading.load_steps of the load, each converged one doubling the
   /// next (a soft heart's toe takes small steps, its stiffened wall large ones), a failed one halved.
+  /// Where Newton's increments stall (a soft wall whose pressure-loaded tangent turns indefinite on
+  /// the way), dynamic relaxation carries the load from the last converged fraction to the end and
+  /// Newton refines its state (unloading.inflation_fallback).
   InflationOutcome inflate(const Eigen::Matrix3Xd* guess, double guess_fraction = 0);
 
   /// Equilibria at the ascending load fractions `fractions` in (0, 1], each from the last, from
@@ -52,12 +56,18 @@ class PassiveInflation {
  private:
   bool solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, double first_increment,
              InflationOutcome& out);
+  mechanics::NewtonStats newton(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, double first_increment,
+                                InflationOutcome& out);
+  bool relax(Eigen::Matrix3Xd& x, double s_from, double s_to, InflationOutcome& out);
+  bool physical(const Eigen::Matrix3Xd& x, InflationOutcome& out) const;
 
   const meshing::VoxelMesh& m_mesh;
   mechanics::NewtonOptions m_options;
   HeartModel m_model;
   std::unique_ptr<mechanics::NewtonSolver> m_newton;
   std::ostream* m_newton_log = nullptr;
+  std::ostream* m_log = nullptr;
+  bool m_relaxation_fallback = true;
   int m_load_steps = 1;  ///< unloading.load_steps: the first increment from rest is 1/this of the load
 };
 

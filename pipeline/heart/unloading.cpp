@@ -56,6 +56,7 @@ struct Evaluation {
   meshing::VoxelMesh mesh;
   Eigen::Matrix3Xd x, r;
   int newton_iterations = 0;
+  long relaxation_steps = 0;
   double worst_J = 1;
 };
 
@@ -78,6 +79,7 @@ Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image,
   InflationOutcome out = inflation.inflate(guess, guess_fraction);
   ev.ok = out.converged;
   ev.newton_iterations = out.newton_iterations;
+  ev.relaxation_steps = out.relaxation_steps;
   ev.worst_J = out.worst_J;
   ev.x = std::move(out.x);
   ev.r = image_x - ev.x;
@@ -109,7 +111,9 @@ void log_iteration(std::ostream* log, const UnloadingIteration& it, double tol_m
   line << " iteration " << it.iteration << ": surface mismatch RMS " << std::setprecision(3) << it.rms_mm << " mm, max "
        << it.max_mm << " mm at (" << it.max_at_mm.transpose() << ") mm (tolerance " << tol_mm << " mm)";
   if (it.iteration > 0) line << ", relaxation " << it.relaxation;
-  line << ", " << it.newton_iterations << " Newton iterations, " << std::setprecision(2) << it.seconds << " s";
+  line << ", " << it.newton_iterations << " Newton iterations";
+  if (it.relaxation_steps > 0) line << " and " << it.relaxation_steps << " relaxation steps";
+  line << ", " << std::setprecision(2) << it.seconds << " s";
   *log << line.str() << std::endl;
 }
 
@@ -123,6 +127,7 @@ json history_json(const std::vector<UnloadingIteration>& history) {
                  {"max_at_mm", {it.max_at_mm[0], it.max_at_mm[1], it.max_at_mm[2]}},
                  {"relaxation", it.relaxation},
                  {"newton_iterations", it.newton_iterations},
+                 {"relaxation_steps", it.relaxation_steps},
                  {"seconds", it.seconds}});
   return h;
 }
@@ -200,6 +205,7 @@ void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image,
                           {},
                           w_used,
                           ev.newton_iterations,
+                          ev.relaxation_steps,
                           std::chrono::duration<double>(Clock::now() - t_it).count(),
                           level};
     if (m.worst_node >= 0) it.max_at_mm = image.mesh.rest.col(m.worst_node);

@@ -28,6 +28,7 @@ struct UnloadingIteration {
   Eigen::Vector3d max_at_mm = Eigen::Vector3d::Zero();  ///< where: that node's image position
   double relaxation = 0;                                ///< w of the update that gave X_k (0 for X_0)
   int newton_iterations = 0;
+  long relaxation_steps = 0;  ///< dynamic-relaxation steps where Newton stalled (unloading.inflation_fallback)
   double seconds = 0;
   double level = 1;  ///< the fraction of the end-diastolic pressures (unloading.pressure_steps)
 };

@@ -262,6 +262,12 @@ NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_fro
   CARDIO_CHECK(o.first_increment > 0 && o.first_increment <= 1,
                "Newton: first_increment " << o.first_increment << " outside (0, 1]");
   double done = s_from, step = (s_to - s_from) * o.first_increment;
+  st.reached = s_from;
+  if (s_from == s_to) {
+    st = refine(s, path(s_to), o, log);
+    st.reached = s_to;  // converged or not, s.x is where it was given
+    return st;
+  }
   while (done < s_to) {
     const double target = std::min(s_to, done + step);
     const Eigen::Matrix3Xd x_saved = s.x;
@@ -269,7 +275,7 @@ NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_fro
     Eigen::Matrix3Xd vv = v;
     m->sys.project(s.x, vv, m->in.load_factor, 0.0);
     if (m->iterate(s, o, st, log)) {
-      done = target;
+      done = st.reached = target;
       ++st.increments;
       step = std::min(2 * step, s_to - s_from);
       continue;
@@ -286,6 +292,23 @@ NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_fro
   s.v.setZero();
   m->sys.forces(s.x, s.v, m->in, s.f);
   st.converged = true;
+  return st;
+}
+
+NewtonStats NewtonSolver::refine(NodeState& s, const ForceInputs& in, const NewtonOptions& o, std::ostream* log) {
+  NewtonStats st;
+  const Eigen::Matrix3Xd x_saved = s.x;
+  m->in = in;
+  Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, s.x.cols());
+  m->sys.project(s.x, v, in.load_factor, 0.0);
+  st.converged = m->iterate(s, o, st, log);
+  if (!st.converged) {
+    s.x = x_saved;
+    return st;
+  }
+  st.increments = 1;
+  s.v.setZero();
+  m->sys.forces(s.x, s.v, m->in, s.f);
   return st;
 }
 

@@ -52,6 +52,7 @@ struct NewtonStats {
   int factorisations = 0;     ///< sparse Cholesky factorisations (cholmod)
   int krylov_iterations = 0;  ///< conjugate-gradient iterations preconditioned by an earlier factorisation
   double residual = 0;        ///< final relative residual
+  double reached = 0;         ///< load fraction of s.x on return (the last converged one)
   double assemble_seconds = 0, solve_seconds = 0;
 };
 
@@ -69,7 +70,9 @@ class NewtonSolver {
   /// evaluates the forces at path(s) of its end fraction s and projects the prescribed coordinates
   /// at its load factor. Logs every iteration (residual, update, line-search step, the tangent
   /// solved with, and where the residual and the update are largest) to log if given. On failure
-  /// s.x holds the last converged state and converged is false.
+  /// s.x holds the last converged state (at fraction `reached`) and converged is false. With
+  /// s_from == s_to, s.x is an approximate equilibrium at s_to (e.g. from dynamic relaxation) that
+  /// Newton refines at that load, with no cuts.
   NewtonStats solve(NodeState& s, const LoadPath& path, double s_from, double s_to, const NewtonOptions& o,
                     std::ostream* log = nullptr);
 
@@ -80,6 +83,8 @@ class NewtonSolver {
   std::int64_t free_index(std::int64_t n, int i) const;
 
  private:
+  NewtonStats refine(NodeState& s, const ForceInputs& in, const NewtonOptions& o, std::ostream* log);
+
   struct Impl;
   std::unique_ptr<Impl> m;
 };
