@@ -69,8 +69,8 @@ TEST(InflationFallback, RelaxationCarriesAStalledInflationToNewtonsEquilibrium) 
   const double h = mesh.grid.spacing.minCoeff();
   const double inflation_mm = (newton.x - mesh.mesh.rest).colwise().norm().maxCoeff();
   const double difference_mm = (relaxed.x - newton.x).colwise().norm().maxCoeff();
-  std::cout << "largest inflation " << inflation_mm << " mm; fallback vs Newton alone: " << difference_mm
-            << " mm max (" << relaxed.relaxation_steps << " relaxation steps, " << relaxed.newton_iterations
+  std::cout << "largest inflation " << inflation_mm << " mm; fallback vs Newton alone: " << difference_mm << " mm max ("
+            << relaxed.relaxation_steps << " relaxation steps, " << relaxed.newton_iterations
             << " Newton iterations)\n";
   EXPECT_GT(inflation_mm, h) << "a soft inflation of more than a voxel";
   EXPECT_LT(difference_mm, 1e-3 * h);
