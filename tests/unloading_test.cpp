@@ -122,6 +122,7 @@ pipeline::UnloadingResult round_trip(const Case& c, const std::vector<CavityPres
   }
   EXPECT_TRUE(u.report["converged"].get<bool>());
   EXPECT_EQ(u.report["history"].size(), u.history.size());
+  for (const auto& entry : u.report["history"]) EXPECT_TRUE(entry.contains("relaxation_steps")) << entry;
   return u;
 }
 
