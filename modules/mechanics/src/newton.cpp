@@ -254,34 +254,38 @@ bool NewtonSolver::Impl::iterate(NodeState& s, const NewtonOptions& o, NewtonSta
   return false;
 }
 
+bool NewtonSolver::increment(NodeState& s, const ForceInputs& in, const NewtonOptions& o, NewtonStats& st,
+                             std::ostream* log) {
+  const Eigen::Matrix3Xd x_saved = s.x;
+  m->in = in;
+  Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, s.x.cols());
+  m->sys.project(s.x, v, in.load_factor, 0.0);
+  if (m->iterate(s, o, st, log)) return true;
+  s.x = x_saved;  // back to the state the increment started from
+  return false;
+}
+
 NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_from, double s_to, const NewtonOptions& o,
                                 std::ostream* log) {
   CARDIO_CHECK(path, "Newton: no load path");
   NewtonStats st;
-  const Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, s.x.cols());
   CARDIO_CHECK(o.first_increment > 0 && o.first_increment <= 1,
                "Newton: first_increment " << o.first_increment << " outside (0, 1]");
-  double done = s_from, step = (s_to - s_from) * o.first_increment;
   st.reached = s_from;
-  if (s_from == s_to) {
-    st = refine(s, path(s_to), o, log);
-    st.reached = s_to;  // converged or not, s.x is where it was given
-    return st;
+  if (s_from == s_to) {  // refine an approximate equilibrium at s_to, no cuts
+    if (!increment(s, path(s_to), o, st, log)) return st;
+    ++st.increments;
   }
+  double done = s_from, step = (s_to - s_from) * o.first_increment;
   while (done < s_to) {
     const double target = std::min(s_to, done + step);
-    const Eigen::Matrix3Xd x_saved = s.x;
-    m->in = path(target);
-    Eigen::Matrix3Xd vv = v;
-    m->sys.project(s.x, vv, m->in.load_factor, 0.0);
-    if (m->iterate(s, o, st, log)) {
+    if (increment(s, path(target), o, st, log)) {
       done = st.reached = target;
       ++st.increments;
       step = std::min(2 * step, s_to - s_from);
       continue;
     }
-    s.x = x_saved;  // back to the last converged state, half the increment
-    ++st.cuts;
+    ++st.cuts;  // half the increment from the last converged state
     step *= 0.5;
     if (log) *log << "  newton: increment to load " << target << " did not converge; halving it" << std::endl;
     if (st.cuts > o.max_cuts) {
@@ -292,23 +296,6 @@ NewtonStats NewtonSolver::solve(NodeState& s, const LoadPath& path, double s_fro
   s.v.setZero();
   m->sys.forces(s.x, s.v, m->in, s.f);
   st.converged = true;
-  return st;
-}
-
-NewtonStats NewtonSolver::refine(NodeState& s, const ForceInputs& in, const NewtonOptions& o, std::ostream* log) {
-  NewtonStats st;
-  const Eigen::Matrix3Xd x_saved = s.x;
-  m->in = in;
-  Eigen::Matrix3Xd v = Eigen::Matrix3Xd::Zero(3, s.x.cols());
-  m->sys.project(s.x, v, in.load_factor, 0.0);
-  st.converged = m->iterate(s, o, st, log);
-  if (!st.converged) {
-    s.x = x_saved;
-    return st;
-  }
-  st.increments = 1;
-  s.v.setZero();
-  m->sys.forces(s.x, s.v, m->in, s.f);
   return st;
 }
 

@@ -83,7 +83,8 @@ class NewtonSolver {
   std::int64_t free_index(std::int64_t n, int i) const;
 
  private:
-  NewtonStats refine(NodeState& s, const ForceInputs& in, const NewtonOptions& o, std::ostream* log);
+  /// Newton iterations at the inputs `in` from s.x; on failure s.x is restored.
+  bool increment(NodeState& s, const ForceInputs& in, const NewtonOptions& o, NewtonStats& st, std::ostream* log);
 
   struct Impl;
   std::unique_ptr<Impl> m;
