@@ -152,6 +152,7 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
     res.force_scale = std::max({fext.cwiseAbs().maxCoeff(), r_fixed, 1e-300});
     res.residual = r_free / res.force_scale;
   };
+  long next_progress = o.progress_interval;
   for (int k = 1; k <= o.load_steps; ++k) {
     const double step_fraction = static_cast<double>(k) / o.load_steps;
     const double fraction = k == o.load_steps ? s_to : s_from + (s_to - s_from) * step_fraction;
@@ -231,6 +232,10 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
       if (it % o.check_every != 0) continue;
       check_state(sys, mesh, s, dt, res.iterations, 0.0);
       measure_residual(lf);
+      if (o.progress && res.iterations >= next_progress) {
+        o.progress(res.iterations, res.residual);
+        next_progress = res.iterations + o.progress_interval;
+      }
       if (res.residual <= o.residual_tol) {
         converged = true;
         break;

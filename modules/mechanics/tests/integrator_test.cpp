@@ -246,5 +246,25 @@ TEST(IntegratorTest, QuasiStaticSurvivesStiffening) {
   EXPECT_GT(stretch, 1.15) << "the bar must be in the stiff range of the law";
 }
 
+// Progress: a long relaxation is not silent. The callback sees the iterations at its interval,
+// each with a finite residual.
+TEST(IntegratorTest, QuasiStaticReportsProgressAtItsInterval) {
+  StiffeningBar b = stiffening_bar();
+  NodeState s = b.sys->rest_state();
+  QuasiStaticOptions o;
+  o.residual_tol = 1e-9;
+  std::vector<long> calls;
+  o.progress_interval = 50;
+  o.progress = [&](long iterations, double residual) {
+    EXPECT_TRUE(std::isfinite(residual) && residual > 0);
+    calls.push_back(iterations);
+  };
+  const QuasiStaticResult r = solve_quasi_static(*b.sys, b.mesh, s, o);
+  ASSERT_TRUE(r.converged);
+  ASSERT_GT(r.iterations, 200) << "the test wants a relaxation long enough for several reports";
+  ASSERT_EQ(long(calls.size()), r.iterations / 50);
+  for (std::size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i], long(50 * (i + 1)));
+}
+
 }  // namespace
 }  // namespace cardio::mechanics

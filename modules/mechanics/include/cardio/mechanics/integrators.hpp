@@ -65,6 +65,10 @@ struct QuasiStaticOptions {
   /// in one load step it stops with the state check's error.
   double rollback_move = 0.25;
   int max_rollbacks = 20;
+  /// Called every `progress_interval` iterations with the iterations so far and the last residual
+  /// (a long relaxation is not silent); none if empty.
+  std::function<void(long iterations, double residual)> progress;
+  long progress_interval = 10000;
 };
 
 struct QuasiStaticResult {
