@@ -69,17 +69,13 @@ constexpr int kCutsBeforeRelaxation = 2;
 
 }  // namespace
 
-mechanics::NewtonOptions PassiveInflation::options(int max_cuts, double first_increment) const {
+mechanics::NewtonStats PassiveInflation::newton(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts,
+                                                double first_increment, InflationOutcome& out) {
+  mechanics::NodeState state = m_model.system->rest_state();
+  state.x = x;
   mechanics::NewtonOptions o = m_options;
   o.max_cuts = max_cuts;
   o.first_increment = first_increment;
-  return o;
-}
-
-mechanics::NewtonStats PassiveInflation::newton(Eigen::Matrix3Xd& x, double s_from, double s_to,
-                                                const mechanics::NewtonOptions& o, InflationOutcome& out) {
-  mechanics::NodeState state = m_model.system->rest_state();
-  state.x = x;
   const mechanics::LoadPath path = [](double s) { return mechanics::ForceInputs{s, {}, {}}; };
   mechanics::NewtonStats st;
   st.reached = s_from;
@@ -125,7 +121,7 @@ bool PassiveInflation::relax(Eigen::Matrix3Xd& x, double s_from, double s_to, In
            << (r.converged ? "" : " (not converged)") << std::endl;
   if (!r.converged || !physical(state.x, out)) return false;
   // Newton refines the relaxed state to simulation.residual_tol at the same load.
-  const mechanics::NewtonStats refined = newton(state.x, s_to, s_to, options(0, 1.0), out);
+  const mechanics::NewtonStats refined = newton(state.x, s_to, s_to, 0, 1.0, out);
   if (m_log)
     *m_log << "  inflation: Newton refined the relaxed state: "
            << (refined.converged ? "converged" : "did not converge") << " in " << refined.iterations << " iterations"
@@ -140,7 +136,7 @@ bool PassiveInflation::solve(Eigen::Matrix3Xd& x, double s_from, double s_to, in
   Eigen::Matrix3Xd y = x;
   const bool fallback = m_relaxation_fallback && max_cuts > 0;
   const int cuts = fallback ? std::min(max_cuts, kCutsBeforeRelaxation) : max_cuts;
-  const mechanics::NewtonStats st = newton(y, s_from, s_to, options(cuts, first_increment), out);
+  const mechanics::NewtonStats st = newton(y, s_from, s_to, cuts, first_increment, out);
   const bool ok = st.converged || (fallback && relax(y, st.reached, s_to, out));
   if (!ok || !physical(y, out)) return false;
   x = std::move(y);
@@ -161,15 +157,6 @@ InflationOutcome PassiveInflation::inflate(const Eigen::Matrix3Xd* guess, double
   }
   out.x = m_mesh.mesh.rest;
   out.converged = solve(out.x, 0.0, 1.0, m_options.max_cuts, 1.0 / m_load_steps, out);
-  return out;
-}
-
-InflationOutcome PassiveInflation::inflate_from(const Eigen::Matrix3Xd& guess, int max_iterations) {
-  InflationOutcome out;
-  out.x = guess;
-  mechanics::NewtonOptions o = options(0, 1.0);
-  o.max_iterations = std::min(o.max_iterations, max_iterations);
-  out.converged = newton(out.x, 0.0, 1.0, o, out).converged && physical(out.x, out);
   return out;
 }
 

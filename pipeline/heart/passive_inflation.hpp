@@ -47,11 +47,6 @@ class PassiveInflation {
   /// Newton refines its state (unloading.inflation_fallback).
   InflationOutcome inflate(const Eigen::Matrix3Xd* guess, double guess_fraction = 0);
 
-  /// Equilibrium at the full pressures by Newton from `guess` alone: the whole load in one
-  /// increment, at most max_iterations iterations, no load steps and no fallback. For continuation
-  /// steps whose guess is close to the equilibrium.
-  InflationOutcome inflate_from(const Eigen::Matrix3Xd& guess, int max_iterations);
-
   /// Equilibria at the ascending load fractions `fractions` in (0, 1], each from the last, from
   /// rest (the first increment at most 1/unloading.load_steps of the load, as inflate());
   /// `at_each(fraction, x)` sees every one. Stops at the first that does not converge.
@@ -61,9 +56,8 @@ class PassiveInflation {
  private:
   bool solve(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, double first_increment,
              InflationOutcome& out);
-  mechanics::NewtonStats newton(Eigen::Matrix3Xd& x, double s_from, double s_to, const mechanics::NewtonOptions& o,
+  mechanics::NewtonStats newton(Eigen::Matrix3Xd& x, double s_from, double s_to, int max_cuts, double first_increment,
                                 InflationOutcome& out);
-  mechanics::NewtonOptions options(int max_cuts, double first_increment) const;
   bool relax(Eigen::Matrix3Xd& x, double s_from, double s_to, InflationOutcome& out);
   bool physical(const Eigen::Matrix3Xd& x, InflationOutcome& out) const;
 

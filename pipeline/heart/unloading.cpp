@@ -60,10 +60,12 @@ struct Evaluation {
   double worst_J = 1;
 };
 
-/// The inflation of rest positions X to `pressures` by `solve` (on the model of X), and its residual.
-template <class Solve>
-Evaluation evaluate_with(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
-                         const std::vector<CavityPressure>& pressures, std::ostream* log, const Solve& solve) {
+/// `guess`: where Newton starts with the whole load, or, with guess_fraction > 0, the equilibrium
+/// at that fraction of `pressures` from which the load rises (then from rest in load steps if
+/// that fails); none: from rest only.
+Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
+                    const std::vector<CavityPressure>& pressures, const Eigen::Matrix3Xd* guess, std::ostream* log,
+                    double guess_fraction = 0) {
   Evaluation ev;
   // An update that inverts a rest element (relative to the image) has no model to inflate.
   const mechanics::WorstElement rest = mechanics::worst_element(image.mesh, X);
@@ -73,90 +75,15 @@ Evaluation evaluate_with(const HeartSimulation& sim, const meshing::VoxelMesh& i
   }
   ev.mesh = with_rest_positions(image, X);
   PassiveInflation inflation(sim, ev.mesh, pressures, sim.unloading.where + ": unloading.end_diastolic_pressures", log);
-  InflationOutcome out = solve(inflation);
+  const Eigen::Matrix3Xd& image_x = image.mesh.rest;
+  InflationOutcome out = inflation.inflate(guess, guess_fraction);
   ev.ok = out.converged;
   ev.newton_iterations = out.newton_iterations;
   ev.relaxation_steps = out.relaxation_steps;
   ev.worst_J = out.worst_J;
   ev.x = std::move(out.x);
-  ev.r = image.mesh.rest - ev.x;
+  ev.r = image_x - ev.x;
   return ev;
-}
-
-/// `guess`: where Newton starts with the whole load, or, with guess_fraction > 0, the equilibrium
-/// at that fraction of `pressures` from which the load rises (then from rest in load steps if
-/// that fails); none: from rest only.
-Evaluation evaluate(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
-                    const std::vector<CavityPressure>& pressures, const Eigen::Matrix3Xd* guess, std::ostream* log,
-                    double guess_fraction = 0) {
-  return evaluate_with(sim, image, X, pressures, log,
-                       [&](PassiveInflation& inflation) { return inflation.inflate(guess, guess_fraction); });
-}
-
-/// Continuation on the reference (below): Newton iterations allowed per step, and the smallest step
-/// as a fraction of the update.
-constexpr int kContinuationIterations = 25;
-constexpr double kSmallestReferenceStep = 1.0 / 16;
-
-/// The inflation of X + dX by continuation on the reference, from `from` (the inflation of X): the
-/// rest positions move from X to X + dX in steps (halved on failure, doubled after a success), each
-/// inflated with the whole pressures by Newton from the last equilibrium moved by the step. Near
-/// the fixed point the equilibrium moves smoothly with the reference, so a soft wall, whose
-/// inflation from rest stalls in the toe of its pressure path (heartbeat.md), stays on it.
-Evaluation continue_reference(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
-                              const Evaluation& from, const Eigen::Matrix3Xd& dX,
-                              const std::vector<CavityPressure>& pressures, double first_step, std::ostream* log) {
-  Evaluation at;
-  at.x = from.x;
-  int newton_iterations = 0, steps = 0;
-  double t = 0, dt = first_step;
-  while (t < 1) {
-    const double t_next = std::min(1.0, t + dt);
-    const Eigen::Matrix3Xd guess = at.x + (t_next - t) * dX;
-    Evaluation next = evaluate_with(sim, image, X + t_next * dX, pressures, log, [&](PassiveInflation& inflation) {
-      return inflation.inflate_from(guess, kContinuationIterations);
-    });
-    newton_iterations += next.newton_iterations;
-    ++steps;
-    if (next.ok) {
-      t = t_next;
-      at = std::move(next);
-      dt *= 2;
-    } else if (dt > kSmallestReferenceStep) {
-      dt *= 0.5;
-    } else {
-      at.ok = false;
-      at.worst_J = next.worst_J;
-      break;
-    }
-  }
-  at.newton_iterations = newton_iterations;
-  if (log)
-    *log << "unloading: reference continuation " << (at.ok ? "reached" : "stopped at") << " " << 100 * t
-         << " % of the update in " << steps << " steps, " << newton_iterations << " Newton iterations" << std::endl;
-  return at;
-}
-
-/// The inflation of the updated reference X + dX: from the last inflation moved by the update (x(X
-/// + dX) is about x(X) + dX where the tissue is stiff); where that does not converge, by
-/// continuation on the reference; where that fails too, from rest.
-Evaluation evaluate_update(const HeartSimulation& sim, const meshing::VoxelMesh& image, const Eigen::Matrix3Xd& X,
-                           const Evaluation& ev, const Eigen::Matrix3Xd& dX,
-                           const std::vector<CavityPressure>& pressures, std::ostream* log) {
-  const Eigen::Matrix3Xd guess = ev.x + dX;
-  Evaluation next = evaluate_with(sim, image, X + dX, pressures, log, [&](PassiveInflation& inflation) {
-    return inflation.inflate_from(guess, kContinuationIterations);
-  });
-  if (next.ok || next.x.size() == 0) return next;  // converged, or a rest element inverted: nothing to continue
-  int spent = next.newton_iterations;
-  next = continue_reference(sim, image, X, ev, dX, pressures, 0.5, log);
-  spent += next.newton_iterations;
-  if (!next.ok) {
-    next = evaluate(sim, image, X + dX, pressures, nullptr, log);
-    spent += next.newton_iterations;
-  }
-  next.newton_iterations = spent;
-  return next;
 }
 
 /// Aitken's delta-squared relaxation for the next update from the last two residuals.
@@ -291,7 +218,10 @@ void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image,
     w_used = w;
     const Eigen::Matrix3Xd step = ev.r * share.asDiagonal();
     for (int halving = 0; halving <= kRelaxationHalvings; ++halving) {
-      next = evaluate_update(sim, image, X, ev, w_used * step, pressures, log);
+      // The last inflation moved by the update: x(X + dX) is about x(X) + dX where the tissue is
+      // stiff, closer than the image where the mismatch is large (a rim corner).
+      const Eigen::Matrix3Xd guess = ev.x + w_used * step;
+      next = evaluate(sim, image, X + w_used * step, pressures, &guess, log);
       if (next.ok) break;
       if (log) *log << "unloading: the update with relaxation " << w_used << " failed; halving it" << std::endl;
       if (halving < kRelaxationHalvings) w_used *= 0.5;
