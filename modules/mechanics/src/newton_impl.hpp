@@ -67,6 +67,8 @@ struct NewtonSolver::Impl {
   // shift: if the tangent is indefinite, shift its diagonal until it factorises (else fail).
   bool solve_linear(const Eigen::VectorXd& r, const NewtonOptions& o, bool shift, NewtonStats& st, Eigen::VectorXd& dx);
   bool factorise(const Sparse& sym, bool shift);
+  static constexpr int kDefectCorrections = 20;
+  void correct_for_asymmetry(const Eigen::VectorXd& r, Eigen::VectorXd& dx);
   bool solve_with_old_factor(const Sparse& A, const Eigen::VectorXd& b, NewtonStats& st, Eigen::VectorXd& x);
   // Relative residual (max free |f| / force scale) at x, with f written.
   double residual(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;

@@ -28,11 +28,32 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, const NewtonOpti
     return cg.info() == Eigen::Success && dx.allFinite();
   }
   const SerialLibraryRegions serial_cholmod;
-  if (o.reuse_factorisation && factor_is_exact && reuse_pays && solve_with_old_factor(sym, r, st, dx)) return true;
+  if (o.reuse_factorisation && factor_is_exact && reuse_pays && solve_with_old_factor(sym, r, st, dx)) {
+    correct_for_asymmetry(r, dx);
+    return dx.allFinite();
+  }
   ++st.factorisations;
   if (!factorise(sym, shift)) return false;
   dx = cholmod.solve(r);
+  if (factor_is_exact) correct_for_asymmetry(r, dx);
   return dx.allFinite();
+}
+
+// The factor is of the symmetric part of K; a follower pressure on an open surface leaves an
+// antisymmetric part at its rim, so that S^-1 r is an inexact Newton step (Newton then converges
+// linearly or cycles). Defect correction, dx += S^-1 (r - K dx), while it reduces the defect.
+void NewtonSolver::Impl::correct_for_asymmetry(const Eigen::VectorXd& r, Eigen::VectorXd& dx) {
+  Eigen::VectorXd defect = r - K * dx;
+  double norm = defect.norm();
+  for (int k = 0; k < kDefectCorrections && norm > 1e-10 * r.norm(); ++k) {
+    const Eigen::VectorXd next = dx + cholmod.solve(defect);
+    const Eigen::VectorXd next_defect = r - K * next;
+    const double next_norm = next_defect.norm();
+    if (!(next_norm < 0.9 * norm)) return;
+    dx = next;
+    defect = next_defect;
+    norm = next_norm;
+  }
 }
 
 bool NewtonSolver::Impl::factorise(const Sparse& sym, bool shift) {

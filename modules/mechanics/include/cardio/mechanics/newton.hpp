@@ -4,13 +4,12 @@
 /// system's total force on the free coordinates, the tangent K = -df/dx is assembled from the
 /// elements' exact stiffnesses (InternalForces::element_stiffness), the follower pressures' load
 /// stiffness and the elastic foundations, as a sparse matrix, and solved with CHOLMOD (supernodal
-/// Cholesky of the symmetrised tangent; near equilibrium the last factorisation preconditions
-/// conjugate gradients on the next tangent; an indefinite tangent is replaced by the one without the
-/// volumetric term's geometric part, then projected element by element),
-/// Eigen's SparseLU (the full, unsymmetric tangent) or conjugate gradients (incomplete Cholesky;
-/// for problems too large to factorise). A line search on the energy's slope guards each update;
-/// a load increment that does not converge is cut in half and retried. Deterministic: assembly sums in element order
-/// whatever the threads.
+/// Cholesky of the symmetrised tangent, each step corrected against the full one; near equilibrium the last
+/// factorisation preconditions conjugate gradients on the next tangent; an indefinite tangent is replaced by the one
+/// without the volumetric term's geometric part, then projected element by element), Eigen's SparseLU (the full,
+/// unsymmetric tangent) or conjugate gradients (incomplete Cholesky; for problems too large to factorise). A line
+/// search on the energy's slope guards each update; a load increment that does not converge is cut in half and retried.
+/// Deterministic: assembly sums in element order whatever the threads.
 #include <Eigen/Core>
 #include <functional>
 #include <iosfwd>
