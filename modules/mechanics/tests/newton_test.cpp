@@ -115,20 +115,25 @@ TEST(Newton, ConvergesQuadraticallyToTheDynamicRelaxationEquilibrium) {
   EXPECT_LT((sa.x - sb.x).cwiseAbs().maxCoeff(), 1e-6 * moved);
 }
 
+// The loaded block solved by Newton with `o` to the relative residual `tol`: its displacement and
+// the solver's counts.
+std::pair<Eigen::Matrix3Xd, NewtonStats> solve_block(NewtonOptions o, double tol, double update_tol = 1e-6) {
+  LoadedBlock b = loaded_block();
+  NodeState s = b.sys->rest_state();
+  NewtonSolver newton(*b.sys, b.mesh);
+  o.residual_tol = tol;
+  o.update_tol = update_tol;
+  const NewtonStats st = newton.solve(
+      s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, o);
+  EXPECT_TRUE(st.converged);
+  return {Eigen::Matrix3Xd(s.x - b.mesh.rest), st};
+}
+
 // The Cholesky paths (symmetrised tangent, earlier factor reused as the preconditioner of
 // conjugate gradients, indefinite tangents projected) must reach the equilibrium of the full,
 // unsymmetric tangent solved by LU; reuse must actually save factorisations.
 TEST(Newton, CholeskyVariantsReachTheSameEquilibriumAsLu) {
-  auto solve = [](NewtonOptions o) {
-    LoadedBlock b = loaded_block();
-    NodeState s = b.sys->rest_state();
-    NewtonSolver newton(*b.sys, b.mesh);
-    o.residual_tol = 1e-10;
-    const NewtonStats st = newton.solve(
-        s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, o);
-    EXPECT_TRUE(st.converged);
-    return std::make_pair(Eigen::Matrix3Xd(s.x - b.mesh.rest), st);
-  };
+  auto solve = [](const NewtonOptions& o) { return solve_block(o, 1e-10); };
   NewtonOptions lu;
   lu.linear_solver = LinearSolver::lu;
   const auto [u_lu, st_lu] = solve(lu);
@@ -158,17 +163,7 @@ TEST(Newton, CholeskyVariantsReachTheSameEquilibriumAsLu) {
 // correction against the full tangent), its Newton steps are those of LU: as few iterations, where
 // the symmetrised step alone converges only linearly.
 TEST(Newton, CholeskyStepsCorrectedForTheAsymmetryConvergeLikeLu) {
-  auto iterations = [](NewtonOptions o) {
-    LoadedBlock b = loaded_block();
-    NodeState s = b.sys->rest_state();
-    NewtonSolver newton(*b.sys, b.mesh);
-    o.residual_tol = 1e-12;
-    o.update_tol = 1e-10;
-    const NewtonStats st = newton.solve(
-        s, [&](double f) { return inputs(b, f); }, 0.0, 1.0, o);
-    EXPECT_TRUE(st.converged);
-    return st.iterations;
-  };
+  auto iterations = [](const NewtonOptions& o) { return solve_block(o, 1e-12, 1e-10).second.iterations; };
   NewtonOptions lu;
   lu.linear_solver = LinearSolver::lu;
   NewtonOptions plain;
