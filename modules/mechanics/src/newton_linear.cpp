@@ -41,7 +41,9 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, const NewtonOpti
 
 // The factor is of the symmetric part of K; a follower pressure on an open surface leaves an
 // antisymmetric part at its rim, so that S^-1 r is an inexact Newton step (Newton then converges
-// linearly or cycles). Defect correction, dx += S^-1 (r - K dx), while it reduces the defect.
+// linearly or cycles). Defect correction (iterative refinement with S as the approximate inverse;
+// Golub & Van Loan, Matrix Computations, 4th ed., sec. 3.5.3), dx += S^-1 (r - K dx), while it
+// reduces the defect: where K is symmetric the first defect is at round-off.
 void NewtonSolver::Impl::correct_for_asymmetry(const Eigen::VectorXd& r, Eigen::VectorXd& dx) {
   Eigen::VectorXd defect = r - K * dx;
   double norm = defect.norm();
