@@ -326,4 +326,52 @@ TEST(HeartBeat, SlidingBaseKeepsItsPlaneAndThePericardiumLimitsFilling) {
   fs::remove_all(out);
 }
 
+/// The default case at 2 mm with simulation.stop_when_periodic and up to `beats` beats; `tolerance`
+/// is the LV cavity's convergence_tolerance.
+pipeline::BeatRunResult periodic_beat(int beats, bool stop, const std::string& tolerance, const fs::path& out,
+                                      std::ostringstream& log) {
+  std::ifstream in(std::string(CARDIO_SOURCE_DIR) + "/configs/lv_phantom.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string ramp = "      filling_ramp: 150 ms\n";
+  const auto at = yaml.find(ramp);
+  EXPECT_NE(at, std::string::npos) << "lv_phantom.yaml no longer has the filling ramp";
+  yaml.insert(at + ramp.size(), "      convergence_tolerance: " + tolerance + "\n");
+  auto doc = config::Document::load_string(yaml, "lv_phantom.yaml (periodic)");
+  doc->set_override("geometry.phantom.voxel_size=2 mm");
+  doc->set_override("simulation.beats=" + std::to_string(beats));
+  doc->set_override(std::string("simulation.stop_when_periodic=") + (stop ? "true" : "false"));
+  const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
+  const pipeline::MeshStageResult mesh = pipeline::run_mesh_stages(cfg.mesh);
+  return pipeline::run_heart_beat(*cfg.simulation, mesh.mesh, out, &log);
+}
+
+/// Issue 16: "the beat reaches a periodic state ... and the log says after how many beats". A run
+/// that stops at the periodic state is the run of that many beats, to the bit; one that does not
+/// reach it runs all its beats and says so.
+TEST(HeartBeat, StopsAtThePeriodicStateAndSaysAfterHowManyBeats) {
+  const fs::path out = fs::temp_directory_path() / ("cardio_periodic_" + std::to_string(::getpid()));
+  std::ostringstream log_stop, log_fixed, log_strict;
+  const auto stopped = periodic_beat(4, true, "0.01", out / "stop", log_stop);
+  const auto fixed = periodic_beat(2, false, "0.01", out / "fixed", log_fixed);
+  const auto& s = stopped.summary;
+  // The phantom's LV settles within 1 % from its second beat (the log of the default case).
+  EXPECT_NE(log_stop.str().find("periodic after 2 beats"), std::string::npos) << log_stop.str();
+  EXPECT_TRUE(s["complete"].get<bool>());
+  EXPECT_TRUE(s["periodic_state"]["periodic"].get<bool>());
+  EXPECT_EQ(s["periodic_state"]["beats"].get<int>(), 2);
+  EXPECT_LT(s["periodic_state"]["largest_edv_change_relative"].get<double>(), 0.01);
+  EXPECT_EQ(s["t_end_ms"], fixed.summary["t_end_ms"]);
+  EXPECT_EQ(s["steps"], fixed.summary["steps"]);
+  EXPECT_EQ(s["cavities"], fixed.summary["cavities"]);
+  EXPECT_EQ(stopped.state.x, fixed.state.x);
+
+  // Its second beat's EDV changed by 0.4 %: not periodic at a tolerance of 0.1 %.
+  const auto strict = periodic_beat(2, true, "0.001", out / "strict", log_strict);
+  EXPECT_NE(log_strict.str().find("not periodic after 2 beats"), std::string::npos) << log_strict.str();
+  EXPECT_TRUE(strict.summary["complete"].get<bool>());
+  EXPECT_FALSE(strict.summary["periodic_state"]["periodic"].get<bool>());
+  EXPECT_EQ(strict.summary["cavities"][0]["beats"].size(), 2u);
+  fs::remove_all(out);
+}
+
 }  // namespace

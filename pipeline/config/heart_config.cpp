@@ -227,8 +227,9 @@ std::vector<PressureSpec> parse_pressures(const Node& loads) {
 void parse_quasi_static(const Node& sim, const Node& root, HeartSimulation& h) {
   h.load_steps = static_cast<int>(sim.integer("load_steps", 10, 1, 100000));
   parse_static_solver(sim, h);
-  for (const char* k : {"first_onset", "period", "beats", "dt", "force_dt", "dt_safety", "output_interval",
-                        "damping_time", "mass_scaling", "selective_mass_scaling", "checkpoint_interval"})
+  for (const char* k :
+       {"first_onset", "period", "beats", "stop_when_periodic", "dt", "force_dt", "dt_safety", "output_interval",
+        "damping_time", "mass_scaling", "selective_mass_scaling", "checkpoint_interval"})
     sim.reject_if_present(k, "used with mode: beat only");
   for (const char* k : {"activation", "circulation", "analysis"})
     root.reject_if_present(k, "used with simulation.mode: beat only");
@@ -275,6 +276,11 @@ void parse_beat(const Node& sim, const Node& root, const std::filesystem::path& 
   h.first_onset = sim.quantity("first_onset", Dimension::time, 200.0, Range::positive());
   h.period = sim.quantity("period", Dimension::time, 800.0, Range::open(100, 5000));
   h.beats = static_cast<int>(sim.integer("beats", 2, 1, 1000));
+  h.stop_when_periodic = sim.boolean("stop_when_periodic", false);
+  if (h.stop_when_periodic && h.beats < 2)
+    sim.fail("beats",
+             "expected at least 2 with stop_when_periodic: true (beats is then the most beats to run, and "
+             "a periodic state needs two beats to compare)");
   h.time_step = parse_time_step(sim);
   h.output_interval = sim.quantity("output_interval", Dimension::time, 10.0, Range::positive());
   h.damping_time = sim.quantity("damping_time", Dimension::time, 10.0, Range::non_negative());

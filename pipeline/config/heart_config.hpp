@@ -124,9 +124,12 @@ struct HeartSimulation {
   double first_onset = 200;          ///< [ms] first contraction onset
   double period = 800;               ///< [ms] beat period
   int beats = 2;                     ///< simulated beats (t_end = first_onset + beats * period)
-  TimeStepParams time_step;          ///< dt, dt_safety, force_dt (time_step.hpp); re-estimated every 50 ms when auto
-  double output_interval = 10;       ///< [ms] between frames
-  double damping_time = 10;          ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)
+  /// End the run after the first beat at which every cavity's EDV changed by less than its
+  /// convergence tolerance from the beat before (a periodic state); `beats` is then the most run.
+  bool stop_when_periodic = false;
+  TimeStepParams time_step;     ///< dt, dt_safety, force_dt (time_step.hpp); re-estimated every 50 ms when auto
+  double output_interval = 10;  ///< [ms] between frames
+  double damping_time = 10;     ///< [ms] mass-proportional damping: velocities decay as exp(-t/tau)
   /// Added-mass budget of selective mass scaling (mass_scaling.hpp): at most this fraction of the
   /// tissue mass goes to the elements that limit the explicit step; 0 = off.
   double selective_mass_scaling = 0;

@@ -119,6 +119,22 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   return std::nullopt;
 }
 
+bool BeatLoop::reached_periodic_state() const {
+  for (const circulation::BeatCycle& cy : m_cavities.cycles())
+    if (!cy.converged() || cy.current().index == 0 || cy.current().onset_ms < m_t) return false;
+  return !m_calibration || m_calibration->reached();
+}
+
+double BeatLoop::largest_edv_change() const {
+  double change = 0;
+  for (const circulation::BeatCycle& cy : m_cavities.cycles()) {
+    const double c = cy.edv_change();
+    if (!std::isfinite(c)) return c;
+    change = std::max(change, c);
+  }
+  return change;
+}
+
 void BeatLoop::calibrate_tension() {
   const auto& beats = m_cavities.cycles()[m_lv].beats();
   if (beats.size() <= m_calibration->history().size()) return;

@@ -55,6 +55,14 @@ class BeatLoop {
   /// A blow-up (a non-finite or non-positive cavity volume) throws cardio::Error naming it.
   std::optional<circulation::Overrun> step();
 
+  /// Whether a beat began with this step and every cavity's EDV changed by less than its
+  /// convergence tolerance between the two beats before it (and activation.target, if given, is
+  /// reached): the run may stop here, at the onset, as simulation.stop_when_periodic asks.
+  bool reached_periodic_state() const;
+  /// The largest relative EDV change between the last two finished beats over the cavities (NaN
+  /// before two beats).
+  double largest_edv_change() const;
+
   /// End the cavities' last beats at the end of the run (the loop takes no step after it).
   std::optional<circulation::UnfinishedBeat> finish() { return m_cavities.finish(); }
 

@@ -1,6 +1,10 @@
 #include "heart/beat_run.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include "cardio/core/binary.hpp"
 #include "cardio/core/error.hpp"
@@ -72,6 +76,27 @@ std::string unfinished_reason(const circulation::UnfinishedBeat& u, const BeatLo
          " ms), so its ESV and EF are unknown: " + overrun_advice(sim, u.cavity);
 }
 
+/// Whether every cavity's last two finished beats were periodic (each cavity's tolerance).
+bool periodic(const BeatLoop& loop) {
+  const auto& cycles = loop.cavities().cycles();
+  return !cycles.empty() && std::all_of(cycles.begin(), cycles.end(), [](const auto& cy) { return cy.converged(); });
+}
+
+/// After the run (its last beat finished): whether it ended periodic, after how many beats.
+void log_periodic_state(const HeartSimulation& sim, const BeatLoop& loop, std::ostream& log) {
+  const auto& cycles = loop.cavities().cycles();
+  const std::size_t beats = cycles.empty() ? 0 : cycles[loop.lv()].beats().size();
+  std::ostringstream line;  // its own stream: the log's formatting stays as it was
+  line << std::fixed << std::setprecision(2);
+  if (periodic(loop))
+    line << "periodic after " << beats << " beats: every cavity's EDV changed by at most "
+         << 100 * loop.largest_edv_change() << " % from the beat before (simulation.stop_when_periodic)";
+  else
+    line << "not periodic after " << beats << " beats (simulation.beats = " << sim.beats
+         << "): the largest EDV change from the beat before was " << 100 * loop.largest_edv_change() << " %";
+  log << line.str() << std::endl;
+}
+
 /// The run's state between two segments (a checkpoint is exactly this): the loop, each observer,
 /// and the driver's own clock and schedule.
 struct Checkpoint {
@@ -132,6 +157,17 @@ json cavity_summary(const circulation::BeatCycle& cy, bool incomplete) {
           {"EF", of_last("EF")},         {"converged", cy.converged()}};
 }
 
+/// Whether the last two finished beats were periodic (each cavity's convergence tolerance).
+json periodic_summary(const HeartSimulation& sim, const BeatLoop& loop) {
+  const auto& cycles = loop.cavities().cycles();
+  const double change = loop.largest_edv_change();
+  const std::size_t beats = cycles.empty() ? 0 : cycles[loop.lv()].beats().size();
+  return {{"stop_when_periodic", sim.stop_when_periodic},
+          {"periodic", periodic(loop)},
+          {"beats", beats},
+          {"largest_edv_change_relative", std::isfinite(change) ? json(change) : json(nullptr)}};
+}
+
 /// summary.json of a beat (the app adds version, config and timing).
 json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSetup& setup,
                   const TimeSeriesRecorder& series, const StrainRecorder& strains, std::size_t frames,
@@ -169,6 +205,7 @@ json beat_summary(const HeartSimulation& sim, const BeatLoop& loop, const BeatSe
   if (!incomplete.empty()) summary["incomplete_reason"] = incomplete;
   if (const TensionCalibration* c = loop.tension_calibration())
     summary["tension_calibration"] = calibration_summary(*c);
+  summary["periodic_state"] = periodic_summary(sim, loop);
   add_clinical_measures(summary, loop.cavities(), loop.lv(), sim.period, series);
   return summary;
 }
@@ -254,12 +291,14 @@ BeatRunResult run_heart_beat(const HeartSimulation& sim, const meshing::VoxelMes
       break;
     }
     for (BeatObserver* o : observers) o->after_step(loop);
+    if (sim.stop_when_periodic && loop.reached_periodic_state()) break;
   }
   progress.pause();
   if (incomplete.empty()) {  // a run stopped by an overrun keeps its unfinished beats as they are
     if (const auto unfinished = loop.finish()) incomplete = unfinished_reason(*unfinished, loop, sim);
     if (incomplete.empty()) progress.log_last_beat(loop);
   }
+  if (sim.stop_when_periodic && log) log_periodic_state(sim, loop, *log);
   frames.write_frame(loop);
   frames.flush();
   write_tables();

@@ -218,6 +218,10 @@ void BeatCycle::update(double t_new, double volume_mL, double pressure_mmHg) {
 
 bool BeatCycle::finish() {
   if (m_current.index == 0) return true;  // no beat in progress (or finished already)
+  if (m_current.onset_ms >= m_t) {        // a run stopped at this beat's onset: it has not begun
+    m_current = BeatStats{};
+    return true;
+  }
   if (m_current.ejection_end_ms < 0) return false;
   m_beats.push_back(m_current);
   m_current = BeatStats{};

@@ -131,8 +131,9 @@ class BeatCycle {
   void observe(double t_new, double volume_mL, double pressure_mmHg, bool inflow_open, bool outflow_open);
   /// At the end of the simulation: the beat in progress joins beats() if its ejection has ended
   /// (EDV, ESV, SV and EF are final; relaxation or filling may go on). Returns false if it is
-  /// still contracting or ejecting (its statistics are not final; it stays out of beats()).
-  /// Afterwards beat_index() is 0.
+  /// still contracting or ejecting (its statistics are not final; it stays out of beats()). A beat
+  /// whose onset is the last step's time (a run stopped at a periodic state) is dropped: it has
+  /// not begun. Afterwards beat_index() is 0.
   bool finish();
   /// The beat in progress (statistics so far).
   const BeatStats& current() const { return m_current; }
