@@ -186,14 +186,22 @@ json unloading_report(const HeartSimulation& sim, const meshing::VoxelMesh& imag
                  "does not hold the heart; lower unloading.end_diastolic_pressures or raise material.C");
 }
 
-/// The fixed point at one pressure level: from X and its inflation `ev` at `pressures`, update X
-/// until the surface mismatch is at most tol_mm (after at least min_updates updates). Appends to
-/// `history`; X and ev end at the last iterate. ev was evaluated from t_it on.
-void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image,
-                   const std::vector<CavityPressure>& pressures, double level, double tol_mm, int min_updates,
+/// One pressure level of the continuation: its pressures (`level` of the end-diastolic ones), the
+/// surface tolerance it stops at, and the updates it takes at least.
+struct PressureLevel {
+  std::vector<CavityPressure> pressures;
+  double level = 1, tol_mm = 0;
+  int min_updates = 0;
+};
+
+/// The fixed point at one pressure level: from X and its inflation `ev` at the level's pressures,
+/// update X until the surface mismatch is at most tol_mm (after at least min_updates updates).
+/// Appends to `history`; X and ev end at the last iterate. ev was evaluated from t_it on.
+void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image, const PressureLevel& p,
                    Eigen::Matrix3Xd& X, Evaluation& ev, Clock::time_point t_it,
                    std::vector<UnloadingIteration>& history, std::ostream* log) {
   const UnloadingParams& u = sim.unloading;
+  const double tol_mm = p.tol_mm;
   const std::vector<std::int32_t> surface = nodes_of(image.surface_quads);
   double w = u.relaxation, w_used = 0;                      // the next update's relaxation; the one that gave X_k
   Eigen::VectorXd share = Eigen::VectorXd::Ones(X.cols());  // per node, times w (damp_growing_nodes)
@@ -207,11 +215,11 @@ void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image,
                           ev.newton_iterations,
                           ev.relaxation_steps,
                           std::chrono::duration<double>(Clock::now() - t_it).count(),
-                          level};
+                          p.level};
     if (m.worst_node >= 0) it.max_at_mm = image.mesh.rest.col(m.worst_node);
     history.push_back(it);
     log_iteration(log, it, tol_mm);
-    if (m.rms_mm <= tol_mm && k >= min_updates) return;
+    if (m.rms_mm <= tol_mm && k >= p.min_updates) return;
     if (k >= u.max_iterations) fail_not_converged(sim, it, tol_mm);
     t_it = Clock::now();
     Evaluation next;
@@ -221,7 +229,7 @@ void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image,
       // The last inflation moved by the update: x(X + dX) is about x(X) + dX where the tissue is
       // stiff, closer than the image where the mismatch is large (a rim corner).
       const Eigen::Matrix3Xd guess = ev.x + w_used * step;
-      next = evaluate(sim, image, X + w_used * step, pressures, &guess, log);
+      next = evaluate(sim, image, X + w_used * step, p.pressures, &guess, log);
       if (next.ok) break;
       if (log) *log << "unloading: the update with relaxation " << w_used << " failed; halving it" << std::endl;
       if (halving < kRelaxationHalvings) w_used *= 0.5;
@@ -272,8 +280,8 @@ UnloadingResult unload_reference(const HeartSimulation& sim, const meshing::Voxe
                   << (ev.worst_J <= 0 ? ", an element inverts" : "")
                   << "): lower the pressures, raise material.C, unloading.load_steps or unloading.pressure_steps");
     // A start meets the tolerance for its own material, not this one: update it at least once.
-    const double level_tol = j == levels ? tol_mm : kLevelToleranceFactor * tol_mm;
-    iterate_level(sim, image, pressures, level, level_tol, start ? 1 : 0, X, ev, t_level, out.history, log);
+    const PressureLevel p{pressures, level, j == levels ? tol_mm : kLevelToleranceFactor * tol_mm, start ? 1 : 0};
+    iterate_level(sim, image, p, X, ev, t_level, out.history, log);
   }
   out.mesh = std::move(ev.mesh);
   out.reinflated = std::move(ev.x);

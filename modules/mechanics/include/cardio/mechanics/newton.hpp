@@ -48,7 +48,7 @@ struct NewtonStats {
   int increments = 0;         ///< converged load increments
   int cuts = 0;               ///< failed increments retried with half the load step
   int iterations = 0;         ///< Newton iterations (tangent assemblies and solves), failed ones included
-  int factorisations = 0;     ///< sparse Cholesky factorisations (cholmod)
+  int factorisations = 0;     ///< sparse Cholesky factorisations attempted (cholmod; a failed one costs as much)
   int krylov_iterations = 0;  ///< conjugate-gradient iterations preconditioned by an earlier factorisation
   double residual = 0;        ///< final relative residual
   double reached = 0;         ///< load fraction of s.x on return (the last converged one)
