@@ -283,12 +283,17 @@ TEST(HeartBeat, DefaultCaseIsPhysiologicallyPlausible) {
   fs::remove_all(out);
 }
 
+/// configs/lv_phantom.yaml as text, for tests that edit a section the overrides cannot reach.
+std::string default_case_yaml() {
+  std::ifstream in(std::string(CARDIO_SOURCE_DIR) + "/configs/lv_phantom.yaml");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 /// The default case at 1.5 mm for one beat, with the base sliding in its plane instead of fixed
 /// and an elastic pericardium of stiffness k on the epicardium.
 pipeline::BeatRunResult sliding_beat(const std::string& stiffness, const fs::path& out,
                                      pipeline::MeshStageResult* mesh) {
-  std::ifstream in(std::string(CARDIO_SOURCE_DIR) + "/configs/lv_phantom.yaml");
-  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string yaml = default_case_yaml();
   const std::string fixed = "boundary:\n  fixed:\n    - {tag: base}\n";
   const auto at = yaml.find(fixed);
   EXPECT_NE(at, std::string::npos) << "lv_phantom.yaml no longer fixes the base";
@@ -330,8 +335,7 @@ TEST(HeartBeat, SlidingBaseKeepsItsPlaneAndThePericardiumLimitsFilling) {
 /// is the LV cavity's convergence_tolerance.
 pipeline::BeatRunResult periodic_beat(int beats, bool stop, const std::string& tolerance, const fs::path& out,
                                       std::ostringstream& log) {
-  std::ifstream in(std::string(CARDIO_SOURCE_DIR) + "/configs/lv_phantom.yaml");
-  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string yaml = default_case_yaml();
   const std::string ramp = "      filling_ramp: 150 ms\n";
   const auto at = yaml.find(ramp);
   EXPECT_NE(at, std::string::npos) << "lv_phantom.yaml no longer has the filling ramp";

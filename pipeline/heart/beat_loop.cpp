@@ -119,10 +119,17 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   return std::nullopt;
 }
 
+bool BeatLoop::periodic() const {
+  const auto& cycles = m_cavities.cycles();
+  return !cycles.empty() && std::all_of(cycles.begin(), cycles.end(), [](const auto& cy) { return cy.converged(); });
+}
+
 bool BeatLoop::reached_periodic_state() const {
-  for (const circulation::BeatCycle& cy : m_cavities.cycles())
-    if (!cy.converged() || cy.current().index == 0 || cy.current().onset_ms < m_t) return false;
-  return !m_calibration || m_calibration->reached();
+  const auto& cycles = m_cavities.cycles();
+  const bool beat_began = std::all_of(cycles.begin(), cycles.end(), [&](const auto& cy) {
+    return cy.current().index > 0 && cy.current().onset_ms >= m_t;
+  });
+  return beat_began && periodic() && (!m_calibration || m_calibration->reached());
 }
 
 double BeatLoop::largest_edv_change() const {

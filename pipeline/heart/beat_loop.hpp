@@ -55,6 +55,9 @@ class BeatLoop {
   /// A blow-up (a non-finite or non-positive cavity volume) throws cardio::Error naming it.
   std::optional<circulation::Overrun> step();
 
+  /// Whether every cavity's EDV changed by less than its convergence tolerance between its last
+  /// two finished beats.
+  bool periodic() const;
   /// Whether a beat began with this step and every cavity's EDV changed by less than its
   /// convergence tolerance between the two beats before it (and activation.target, if given, is
   /// reached): the run may stop here, at the onset, as simulation.stop_when_periodic asks.

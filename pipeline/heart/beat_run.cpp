@@ -1,6 +1,5 @@
 #include "heart/beat_run.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -76,19 +75,13 @@ std::string unfinished_reason(const circulation::UnfinishedBeat& u, const BeatLo
          " ms), so its ESV and EF are unknown: " + overrun_advice(sim, u.cavity);
 }
 
-/// Whether every cavity's last two finished beats were periodic (each cavity's tolerance).
-bool periodic(const BeatLoop& loop) {
-  const auto& cycles = loop.cavities().cycles();
-  return !cycles.empty() && std::all_of(cycles.begin(), cycles.end(), [](const auto& cy) { return cy.converged(); });
-}
-
 /// After the run (its last beat finished): whether it ended periodic, after how many beats.
 void log_periodic_state(const HeartSimulation& sim, const BeatLoop& loop, std::ostream& log) {
   const auto& cycles = loop.cavities().cycles();
   const std::size_t beats = cycles.empty() ? 0 : cycles[loop.lv()].beats().size();
   std::ostringstream line;  // its own stream: the log's formatting stays as it was
   line << std::fixed << std::setprecision(2);
-  if (periodic(loop))
+  if (loop.periodic())
     line << "periodic after " << beats << " beats: every cavity's EDV changed by at most "
          << 100 * loop.largest_edv_change() << " % from the beat before (simulation.stop_when_periodic)";
   else
@@ -157,13 +150,13 @@ json cavity_summary(const circulation::BeatCycle& cy, bool incomplete) {
           {"EF", of_last("EF")},         {"converged", cy.converged()}};
 }
 
-/// Whether the last two finished beats were periodic (each cavity's convergence tolerance).
+/// summary.json periodic_state: whether the run ended periodic, after how many beats.
 json periodic_summary(const HeartSimulation& sim, const BeatLoop& loop) {
   const auto& cycles = loop.cavities().cycles();
   const double change = loop.largest_edv_change();
   const std::size_t beats = cycles.empty() ? 0 : cycles[loop.lv()].beats().size();
   return {{"stop_when_periodic", sim.stop_when_periodic},
-          {"periodic", periodic(loop)},
+          {"periodic", loop.periodic()},
           {"beats", beats},
           {"largest_edv_change_relative", std::isfinite(change) ? json(change) : json(nullptr)}};
 }

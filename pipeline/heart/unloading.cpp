@@ -201,7 +201,6 @@ void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image, 
                    Eigen::Matrix3Xd& X, Evaluation& ev, Clock::time_point t_it,
                    std::vector<UnloadingIteration>& history, std::ostream* log) {
   const UnloadingParams& u = sim.unloading;
-  const double tol_mm = p.tol_mm;
   const std::vector<std::int32_t> surface = nodes_of(image.surface_quads);
   double w = u.relaxation, w_used = 0;                      // the next update's relaxation; the one that gave X_k
   Eigen::VectorXd share = Eigen::VectorXd::Ones(X.cols());  // per node, times w (damp_growing_nodes)
@@ -218,9 +217,9 @@ void iterate_level(const HeartSimulation& sim, const meshing::VoxelMesh& image, 
                           p.level};
     if (m.worst_node >= 0) it.max_at_mm = image.mesh.rest.col(m.worst_node);
     history.push_back(it);
-    log_iteration(log, it, tol_mm);
-    if (m.rms_mm <= tol_mm && k >= p.min_updates) return;
-    if (k >= u.max_iterations) fail_not_converged(sim, it, tol_mm);
+    log_iteration(log, it, p.tol_mm);
+    if (m.rms_mm <= p.tol_mm && k >= p.min_updates) return;
+    if (k >= u.max_iterations) fail_not_converged(sim, it, p.tol_mm);
     t_it = Clock::now();
     Evaluation next;
     w_used = w;
