@@ -1,7 +1,8 @@
-// The real biventricular shape beating in the closed loop (configs/biv_closed_loop.yaml, one beat at
-// 3 mm instead of its 2 mm, to stay short): blood volume conserved to 1e-9 (a conservation law of the loop), both
+// The real biventricular shape beating in the closed loop (configs/biv_closed_loop.yaml, one or two beats
+// at 3 mm instead of its 2 mm, to stay short): blood volume conserved to 1e-9 (a conservation law of the loop), both
 // ventricles held during their isovolumic phases, the LV's phases in order, and the LV pressure during ejection equal
-// to the aortic pressure plus the open valve's drop (the loop's diode law, Regazzoni et al. 2022).
+// to the aortic pressure plus the open valve's drop (the loop's diode law, Regazzoni et al. 2022); and
+// circulation.closed_loop.fill adding the blood its first step asks for, once, at the second onset.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -90,6 +91,50 @@ TEST(ClosedLoopBeat, RealBiventricleConservesBloodAndFollowsTheValves) {
   const std::vector<std::string> expected{"filling", "isovolumic_contraction", "ejection", "isovolumic_relaxation",
                                           "filling"};
   EXPECT_EQ(lv_phases, expected);
+  fs::remove_all(out);
+}
+
+TEST(ClosedLoopBeat, FillAddsBloodAtTheSecondOnsetAndConservesTheRest) {
+  const fs::path out = fs::temp_directory_path() / ("cardio_closed_loop_fill_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  auto doc = config::Document::load_file(std::string(CARDIO_SOURCE_DIR) + "/configs/biv_closed_loop.yaml");
+  doc->set_override("geometry.surface.voxel_size=3 mm");
+  doc->set_override("simulation.beats=2");
+  doc->set_override("circulation.closed_loop.fill.lv_end_diastolic_pressure=9 mmHg");
+  const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
+  const pipeline::MeshStageResult mesh = pipeline::run_mesh_stages(cfg.mesh);
+  std::ostringstream log;
+  const pipeline::BeatRunResult r = pipeline::run_heart_beat(*cfg.simulation, mesh.mesh, out, &log);
+  std::cout << log.str() << r.summary["circulation"].dump(2) << "\n";
+
+  // Measured once, at the onset of beat 2 (the first onset ends a partial diastole from rest).
+  const auto& circ = r.summary["circulation"];
+  const auto& fill = circ["fill"];
+  ASSERT_EQ(fill["beats"].size(), 1u);
+  EXPECT_EQ(fill["beats"][0]["beat"], 2);
+  const double edp = fill["beats"][0]["lv_EDP_mmHg"].get<double>();
+  EXPECT_EQ(edp, r.summary["cavities"][0]["beats"][1]["EDP_mmHg"].get<double>());
+  // The first step raises the vessels' pressures by the EDP's shortfall: (9 mmHg - EDP) sum C (below the 10 mmHg a beat
+  // cap), with the compliances of Regazzoni et al. (1.2 + 60 + 10 + 16 mL/mmHg).
+  const double added = circ["blood_volume_added_mL"].get<double>();
+  EXPECT_NEAR(added, (9.0 - edp) * 87.2, 1e-9 * std::abs(added));
+  EXPECT_NE(log.str().find("blood fill: beat 2 began at LV EDP"), std::string::npos);
+  const double blood0 = circ["blood_volume_initial_mL"].get<double>();
+  EXPECT_NEAR(circ["blood_volume_final_mL"].get<double>(), blood0 + added, 1e-9 * blood0);
+  EXPECT_LT(circ["max_blood_volume_change_relative"].get<double>(), 1e-9);
+
+  // timeseries.csv: the blood volume is constant but for one jump by `added`, at beat 2's onset.
+  auto col = read_columns(out / "timeseries.csv");
+  int jumps = 0;
+  for (std::size_t i = 1; i < col["time_ms"].size(); ++i) {
+    const double step = std::stod(col["blood_volume_mL"][i]) - std::stod(col["blood_volume_mL"][i - 1]);
+    if (std::abs(step) > 1e-9 * blood0) {
+      ++jumps;
+      EXPECT_NEAR(step, added, 1e-9 * blood0) << "t = " << col["time_ms"][i];
+      EXPECT_NEAR(std::stod(col["time_ms"][i]), 1000.0, 1.0);  // first_onset 200 ms + one period 800 ms
+    }
+  }
+  EXPECT_EQ(jumps, 1);
   fs::remove_all(out);
 }
 

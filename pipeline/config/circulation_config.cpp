@@ -156,6 +156,14 @@ circulation::ClosedLoopCirculation parse_closed_loop(const Node& n, double first
     CARDIO_FAIL(n.where() << ": " << e.what());
   }
   loop.initial = parse_initial_state(n.child_or_empty("initial"), p);
+  if (n.has("fill")) {
+    const Node f = n.child("fill");
+    circulation::FillTarget t;
+    t.lv_end_diastolic_pressure_mmHg =
+        f.quantity("lv_end_diastolic_pressure", Dimension::pressure, std::nullopt, Range::open(0, 40 * kMmHg)) / kMmHg;
+    t.tolerance_mmHg = f.quantity("tolerance", Dimension::pressure, 0.5 * kMmHg, Range::open(0, 10 * kMmHg)) / kMmHg;
+    loop.fill = t;
+  }
   return loop;
 }
 

@@ -65,6 +65,8 @@ BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, B
       m_lv(lv_index(sim)),
       m_t_end(sim.first_onset + sim.beats * sim.period) {
   if (sim.activation.target) m_calibration.emplace(*sim.activation.target, sim.activation.twitch.peak_tension_kPa);
+  if (sim.closed_loop && sim.closed_loop->fill)
+    m_fill.emplace(*sim.closed_loop->fill, m_cavities.closed_loop()->loop().vessel_compliance_mL_per_mmHg());
   m_dt = sim.time_step.choose(stable_dt());  // a user-given dt above the estimate at rest is refused
   m_velocity_decay = sim.damping_time > 0 ? std::exp(-m_dt / sim.damping_time) : 1.0;
 }
@@ -103,6 +105,7 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   check_cavity_volumes(volumes);
   if (auto overrun = m_cavities.update(m_t, volumes, m_dt)) return overrun;
   if (m_calibration) calibrate_tension();
+  if (m_fill) fill_blood();
   if (m_t >= m_next_dt_check && !m_sim.time_step.dt) {
     // Re-estimate the stable step: it shrinks as the law stiffens in systole and grows back after
     // it (the whole diastole at the systolic step cost 12 % more steps on the default case). While
@@ -129,7 +132,7 @@ bool BeatLoop::reached_periodic_state() const {
   const bool beat_began = std::all_of(cycles.begin(), cycles.end(), [&](const auto& cy) {
     return cy.current().index > 0 && cy.current().onset_ms >= m_t;
   });
-  return beat_began && periodic() && (!m_calibration || m_calibration->reached());
+  return beat_began && periodic() && (!m_calibration || m_calibration->reached()) && (!m_fill || m_fill->reached());
 }
 
 double BeatLoop::largest_edv_change() const {
@@ -148,6 +151,13 @@ void BeatLoop::calibrate_tension() {
   const circulation::BeatStats& b = beats.back();
   const bool ef = m_calibration->target().quantity == TensionTarget::Quantity::ejection_fraction;
   set_peak_tension(m_calibration->next(ef ? b.ef : b.peak_pressure_mmHg));
+}
+
+void BeatLoop::fill_blood() {
+  const circulation::BeatStats& beat = m_cavities.cycles()[m_lv].current();
+  const auto& measured = m_fill->history();
+  if (beat.index < 2 || (!measured.empty() && measured.back().first >= beat.index)) return;
+  if (const double added = m_fill->next(beat.index, beat.edp_mmHg); added != 0) m_cavities.add_blood(added);
 }
 
 void BeatLoop::set_peak_tension(double kPa) {
@@ -177,6 +187,7 @@ void BeatLoop::save(BinaryWriter& w) const {
     w.f64s(a->data(), std::size_t(a->size()));
   m_cavities.save(w);
   if (m_calibration) m_calibration->save(w);
+  if (m_fill) m_fill->save(w);
 }
 
 void BeatLoop::restore(BinaryReader& r) {
@@ -192,6 +203,7 @@ void BeatLoop::restore(BinaryReader& r) {
     m_calibration->restore(r);
     set_peak_tension(m_calibration->peak_tension_kPa());
   }
+  if (m_fill) m_fill->restore(r);
   m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
 }
 

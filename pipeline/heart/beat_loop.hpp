@@ -60,7 +60,8 @@ class BeatLoop {
   bool periodic() const;
   /// Whether a beat began with this step and every cavity's EDV changed by less than its
   /// convergence tolerance between the two beats before it (and activation.target, if given, is
-  /// reached): the run may stop here, at the onset, as simulation.stop_when_periodic asks.
+  /// reached, and circulation.closed_loop.fill): the run may stop here, at the onset, as simulation.stop_when_periodic
+  /// asks.
   bool reached_periodic_state() const;
   /// The largest relative EDV change between the last two finished beats over the cavities (NaN
   /// before two beats).
@@ -82,6 +83,8 @@ class BeatLoop {
   const meshing::VoxelMesh& mesh() const { return m_mesh; }
   /// The peak tension's calibration to activation.target, if one is given.
   const TensionCalibration* tension_calibration() const { return m_calibration ? &*m_calibration : nullptr; }
+  /// The closed loop's blood volume found for circulation.closed_loop.fill, if one is given.
+  const circulation::BloodFill* blood_fill() const { return m_fill ? &*m_fill : nullptr; }
 
   void save(BinaryWriter& out) const;
   void restore(BinaryReader& in);
@@ -95,6 +98,8 @@ class BeatLoop {
   void check_cavity_volumes(const std::vector<double>& volumes_mL);
   /// After the LV's beat ends: the next beat's peak tension from activation.target.
   void calibrate_tension();
+  /// At the LV's contraction onset: blood added or removed for circulation.closed_loop.fill.
+  void fill_blood();
   void set_peak_tension(double kPa);
 
   const HeartSimulation& m_sim;
@@ -103,6 +108,7 @@ class BeatLoop {
   circulation::CavityCoupling m_cavities;
   activation::Twitch m_twitch;
   std::optional<TensionCalibration> m_calibration;
+  std::optional<circulation::BloodFill> m_fill;
   Eigen::VectorXd m_activation_time;  ///< absolute: first onset + the element's delay [ms]
   Eigen::VectorXd m_Ta;
   mechanics::NodeState m_state;

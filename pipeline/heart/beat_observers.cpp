@@ -60,7 +60,9 @@ void TimeSeriesRecorder::add_closed_loop(const BeatLoop& loop, std::vector<std::
     row.push_back(io::CsvTable::number(coupling->loop().pressure_mmHg(c)));
   const double blood = coupling->blood_volume_mL(loop.state().x);
   if (m_blood0 == 0) m_blood0 = blood;  // the first row, at rest
-  m_max_blood_change = std::max(m_max_blood_change, std::abs(blood - m_blood0) / m_blood0);
+  // Conserved: the blood volume less what circulation.closed_loop.fill added between steps.
+  const double conserved = blood - coupling->added_blood_mL();
+  m_max_blood_change = std::max(m_max_blood_change, std::abs(conserved - m_blood0) / m_blood0);
   row.push_back(io::CsvTable::number(blood));
 }
 
@@ -282,7 +284,8 @@ void ProgressReport::log_finished_beat(const BeatLoop& loop) {
     const circulation::BeatStats& b = cy.beats().back();
     std::ostringstream line;
     line << std::fixed << std::setprecision(1) << "beat " << b.index << " " << cy.name() << ": EDV " << b.edv_mL
-         << " mL, ESV " << b.esv_mL << " mL, EF " << 100 * b.ef << " %, peak " << b.peak_pressure_mmHg << " mmHg";
+         << " mL at " << b.edp_mmHg << " mmHg, ESV " << b.esv_mL << " mL, EF " << 100 * b.ef << " %, peak "
+         << b.peak_pressure_mmHg << " mmHg";
     if (cy.beats().size() > 1)
       line << "; EDV change from beat " << b.index - 1 << ": " << std::setprecision(2) << 100 * cy.edv_change() << " %"
            << (cy.converged() ? " (periodic)" : "");
@@ -294,6 +297,25 @@ void ProgressReport::log_finished_beat(const BeatLoop& loop) {
            << "); " << (c->reached() ? "reached, kept" : "next beat") << " " << c->peak_tension_kPa() << " kPa"
            << std::endl;
   }
+  log_blood_fill(loop);
+}
+
+void ProgressReport::log_blood_fill(const BeatLoop& loop) {
+  const circulation::BloodFill* fill = loop.blood_fill();
+  if (!fill || fill->history().empty()) return;
+  const auto [beat, edp] = fill->history().back();
+  if (beat != loop.cavities().cycles()[loop.lv()].current().index) return;
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << "blood fill: beat " << beat << " began at LV EDP " << edp
+       << " mmHg (target " << fill->target().lv_end_diastolic_pressure_mmHg << " +- " << fill->target().tolerance_mmHg
+       << "); ";
+  line << std::showpos;
+  if (fill->reached())
+    line << "reached";
+  else
+    line << fill->last_added_mL() << " mL to the vessels";
+  line << " (" << fill->added_mL() << " mL in all)";
+  *m_log << line.str() << std::endl;
 }
 
 void ProgressReport::save(BinaryWriter& w) const { w.i64(m_previous_phase); }

@@ -43,7 +43,8 @@ class TimeSeriesRecorder final : public BeatObserver {
   Eigen::VectorXd column(const std::string& name) const;
   /// max |V_tissue(t) - V_tissue(rest)| / V_tissue(rest) over the rows so far.
   double max_tissue_change() const { return m_max_tissue_change; }
-  /// Closed loop: the blood volume of the first row [mL] and max |V_blood(t) - that| / that.
+  /// Closed loop: the blood volume of the first row [mL] and max |V_blood(t) - added(t) - that| / that
+  /// (added: the blood circulation.closed_loop.fill added up to t).
   double initial_blood_volume_mL() const { return m_blood0; }
   double max_blood_volume_change() const { return m_max_blood_change; }
   void save(BinaryWriter& out) const override;
@@ -129,8 +130,10 @@ class ProgressReport final : public BeatObserver {
   void restore(BinaryReader& in) override;
 
  private:
-  /// Each cavity's finished beat: EDV, ESV, EF, peak pressure, and the EDV change (periodic state).
+  /// Each cavity's finished beat: EDV (at its EDP), ESV, EF, peak pressure, and the EDV change (periodic state).
   void log_finished_beat(const BeatLoop& loop);
+  /// circulation.closed_loop.fill: the LV EDP at the onset just begun and the blood added for it.
+  void log_blood_fill(const BeatLoop& loop);
 
   int m_beats;
   std::ostream* m_log;

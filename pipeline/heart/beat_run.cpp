@@ -57,14 +57,24 @@ json circulation_summary(const BeatLoop& loop, const TimeSeriesRecorder& series)
     pressures[std::string(circulation::compartment_name(compartment)) + "_mmHg"] =
         coupling->loop().pressure_mmHg(compartment);
   }
-  return {{"model", "closed_loop"},
-          {"source", "Regazzoni et al. 2022, J Comput Phys 457:111083"},
-          {"left_ventricle_3d", coupling->is_3d(0)},
-          {"right_ventricle_3d", coupling->is_3d(1)},
-          {"blood_volume_initial_mL", series.initial_blood_volume_mL()},
-          {"blood_volume_final_mL", coupling->blood_volume_mL(loop.state().x)},
-          {"max_blood_volume_change_relative", series.max_blood_volume_change()},
-          {"pressures_at_end", pressures}};
+  json out = {{"model", "closed_loop"},
+              {"source", "Regazzoni et al. 2022, J Comput Phys 457:111083"},
+              {"left_ventricle_3d", coupling->is_3d(0)},
+              {"right_ventricle_3d", coupling->is_3d(1)},
+              {"blood_volume_initial_mL", series.initial_blood_volume_mL()},
+              {"blood_volume_final_mL", coupling->blood_volume_mL(loop.state().x)},
+              {"blood_volume_added_mL", coupling->added_blood_mL()},
+              {"max_blood_volume_change_relative", series.max_blood_volume_change()},
+              {"pressures_at_end", pressures}};
+  if (const circulation::BloodFill* fill = loop.blood_fill()) {
+    json beats = json::array();
+    for (const auto& [beat, edp] : fill->history()) beats.push_back({{"beat", beat}, {"lv_EDP_mmHg", edp}});
+    out["fill"] = {{"lv_end_diastolic_pressure_mmHg", fill->target().lv_end_diastolic_pressure_mmHg},
+                   {"tolerance_mmHg", fill->target().tolerance_mmHg},
+                   {"beats", beats},
+                   {"reached", fill->reached()}};
+  }
+  return out;
 }
 
 /// Why the last beat of a cavity has no statistics.
@@ -131,6 +141,7 @@ json cavity_summary(const circulation::BeatCycle& cy, bool incomplete) {
   for (const auto& b : cy.beats())
     beats.push_back({{"beat", b.index},
                      {"EDV_mL", b.edv_mL},
+                     {"EDP_mmHg", b.edp_mmHg},
                      {"ESV_mL", b.esv_mL},
                      {"SV_mL", b.sv_mL},
                      {"EF", b.ef},

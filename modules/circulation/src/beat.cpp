@@ -129,6 +129,7 @@ void BeatCycle::start_beat(double t) {
   m_current.index = static_cast<int>(m_beats.size()) + 1;
   m_current.onset_ms = t;
   m_current.edv_mL = m_volume;
+  m_current.edp_mmHg = m_pressure;
   m_current.esv_mL = m_volume;
   m_current.peak_pressure_mmHg = m_pressure;
   m_next_onset += m_params.period_ms;
@@ -242,15 +243,15 @@ bool BeatCycle::converged() const {
 namespace {
 void save_stats(BinaryWriter& out, const BeatStats& b) {
   out.i64(b.index);
-  for (double v : {b.onset_ms, b.ejection_start_ms, b.ejection_end_ms, b.edv_mL, b.esv_mL, b.sv_mL, b.ef,
+  for (double v : {b.onset_ms, b.ejection_start_ms, b.ejection_end_ms, b.edv_mL, b.edp_mmHg, b.esv_mL, b.sv_mL, b.ef,
                    b.peak_pressure_mmHg, b.stroke_work_mmHg_mL})
     out.f64(v);
 }
 BeatStats read_stats(BinaryReader& in) {
   BeatStats b;
   b.index = static_cast<int>(in.i64());
-  for (double* v : {&b.onset_ms, &b.ejection_start_ms, &b.ejection_end_ms, &b.edv_mL, &b.esv_mL, &b.sv_mL, &b.ef,
-                    &b.peak_pressure_mmHg, &b.stroke_work_mmHg_mL})
+  for (double* v : {&b.onset_ms, &b.ejection_start_ms, &b.ejection_end_ms, &b.edv_mL, &b.edp_mmHg, &b.esv_mL, &b.sv_mL,
+                    &b.ef, &b.peak_pressure_mmHg, &b.stroke_work_mmHg_mL})
     *v = in.f64();
   return b;
 }

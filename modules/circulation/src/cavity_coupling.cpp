@@ -134,6 +134,11 @@ std::optional<UnfinishedBeat> CavityCoupling::finish() {
   return first;
 }
 
+void CavityCoupling::add_blood(double volume_mL) {
+  CARDIO_CHECK(m_loop, "add_blood: the cavities are not in a closed loop");
+  m_loop->add_blood(volume_mL);
+}
+
 double CavityCoupling::arterial_pressure_mmHg(std::size_t c) const {
   if (!m_loop) return m_cycles[c].windkessel().pressure();
   const Compartment artery = m_ventricle[c] == 0 ? Compartment::systemic_arteries : Compartment::pulmonary_arteries;

@@ -221,6 +221,28 @@ double ClosedLoop::total_volume_mL() const {
   return sum;
 }
 
+double ClosedLoop::vessel_compliance_mL_per_mmHg() const {
+  double sum = 0;
+  for (int m = 0; m < kVessels; ++m) sum += vessel(m_params, m).compliance_mL_per_mmHg;
+  return sum;
+}
+
+void ClosedLoop::add_to_vessels(double volume_mL) {
+  CARDIO_CHECK(std::isfinite(volume_mL), "closed loop: cannot add " << volume_mL << " mL of blood");
+  const double dp = volume_mL / vessel_compliance_mL_per_mmHg();
+  for (int m = 0; m < kVessels; ++m) {
+    const double v = m_state.volume_mL[4 + m] + vessel(m_params, m).compliance_mL_per_mmHg * dp;
+    if (!(v >= 0))
+      CARDIO_FAIL("closed loop: removing " << -volume_mL << " mL of blood would leave the "
+                                           << compartment_name(static_cast<Compartment>(4 + m)) << " at " << v
+                                           << " mL");
+  }
+  for (int m = 0; m < kVessels; ++m) {
+    m_state.volume_mL[4 + m] += vessel(m_params, m).compliance_mL_per_mmHg * dp;
+    m_pressure[4 + m] = m_state.volume_mL[4 + m] / vessel(m_params, m).compliance_mL_per_mmHg;  // V = C p
+  }
+}
+
 void ClosedLoop::save(BinaryWriter& out) const {
   out.str("closed_loop");
   out.f64(m_state.t_ms);

@@ -122,14 +122,21 @@ double ClosedLoopCoupling::blood_volume_mL(const Eigen::Matrix3Xd& x) const {
   return sum;
 }
 
+void ClosedLoopCoupling::add_blood(double volume_mL) {
+  m_loop.add_to_vessels(volume_mL);
+  m_added_blood += volume_mL;
+}
+
 void ClosedLoopCoupling::save(BinaryWriter& out) const {
   m_loop.save(out);
   out.f64s(m_pressure.data(), 2);
+  out.f64(m_added_blood);
 }
 
 void ClosedLoopCoupling::restore(BinaryReader& in) {
   m_loop.restore(in);
   in.f64s(m_pressure.data(), 2);
+  m_added_blood = in.f64();
 }
 
 }  // namespace cardio::circulation

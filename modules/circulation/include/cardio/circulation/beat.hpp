@@ -81,6 +81,7 @@ struct BeatStats {
   double ejection_start_ms = -1;  ///< aortic valve opening (-1: never opened)
   double ejection_end_ms = -1;    ///< aortic valve closure
   double edv_mL = 0;
+  double edp_mmHg = 0;  ///< the pressure at the onset (end-diastolic pressure)
   double esv_mL = 0;
   double sv_mL = 0;  ///< EDV - ESV
   double ef = 0;     ///< SV / EDV

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cardio/circulation/beat.hpp"
+#include "cardio/circulation/blood_fill.hpp"
 #include "cardio/circulation/closed_loop_coupling.hpp"
 #include "cardio/circulation/volume_constraint.hpp"
 #include "cardio/circulation/windkessel.hpp"
@@ -33,6 +34,7 @@ struct ClosedLoopCirculation {
   ClosedLoopParams params;
   ClosedLoopState initial;
   std::string left_ventricle, right_ventricle;
+  std::optional<FillTarget> fill;  ///< the blood volume found beat by beat for this LV EDP (blood_fill.hpp)
 };
 
 /// A beat that overran its period (BeatOverrun) in cavity `cavity`: the run stops there.
@@ -83,6 +85,8 @@ class CavityCoupling {
   const std::vector<BeatCycle>& cycles() const { return m_cycles; }
   /// The closed loop, if the cavities are in one.
   const ClosedLoopCoupling* closed_loop() const { return m_loop ? &*m_loop : nullptr; }
+  /// Add blood to the closed loop's vessels between steps (ClosedLoopCoupling::add_blood).
+  void add_blood(double volume_mL);
   /// The pressure downstream of cavity c's outflow valve [mmHg]: its Windkessel's, or the loop's
   /// systemic / pulmonary arteries.
   double arterial_pressure_mmHg(std::size_t c) const;

@@ -154,6 +154,12 @@ class ClosedLoop {
   double valve_flow_mL_per_ms(Valve v) const { return m_valve_flow[static_cast<int>(v)]; }
   /// Sum of all compartment volumes, ventricles and atria included [mL].
   double total_volume_mL() const;
+  /// Add blood to the four vessels (negative: remove it) in proportion to their compliances, so that
+  /// their pressures all rise by volume / sum C; the chambers and flows are unchanged. Throws
+  /// cardio::Error if a vessel would be left with a negative volume.
+  void add_to_vessels(double volume_mL);
+  /// The four vessels' compliances summed [mL/mmHg].
+  double vessel_compliance_mL_per_mmHg() const;
 
   /// The dynamic state (time, volumes, flows, pressures, valve states), for checkpoints: restoring
   /// it into a model built with the same parameters continues bit for bit.

@@ -48,6 +48,10 @@ class ClosedLoopCoupling {
   /// Blood volume: the loop's compartments with each 3-D ventricle's volume replaced by the cavity's
   /// (at positions x) [mL].
   double blood_volume_mL(const Eigen::Matrix3Xd& x) const;
+  /// Add blood to the loop's vessels (ClosedLoop::add_to_vessels; negative: remove it), between steps.
+  void add_blood(double volume_mL);
+  /// The blood added so far [mL]: blood_volume_mL() - added_blood_mL() is conserved.
+  double added_blood_mL() const { return m_added_blood; }
 
   void save(BinaryWriter& out) const;
   void restore(BinaryReader& in);
@@ -57,6 +61,7 @@ class ClosedLoopCoupling {
   ClosedLoop m_loop;
   Eigen::Vector2d m_pressure = Eigen::Vector2d::Zero();
   int m_iterations = 0;
+  double m_added_blood = 0;  ///< [mL]
 };
 
 }  // namespace cardio::circulation

@@ -1,0 +1,65 @@
+#include "cardio/circulation/blood_fill.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cardio/core/error.hpp"
+
+namespace cardio::circulation {
+
+BloodFill::BloodFill(const FillTarget& target, double vessel_compliance_mL_per_mmHg)
+    : m_target(target), m_compliance(vessel_compliance_mL_per_mmHg) {
+  CARDIO_CHECK(target.lv_end_diastolic_pressure_mmHg > 0 && target.tolerance_mmHg > 0,
+               "blood fill: target EDP " << target.lv_end_diastolic_pressure_mmHg << " mmHg, tolerance "
+                                         << target.tolerance_mmHg << " mmHg: expected both > 0");
+  CARDIO_CHECK(vessel_compliance_mL_per_mmHg > 0, "blood fill: vessel compliance " << vessel_compliance_mL_per_mmHg);
+}
+
+double BloodFill::next(int beat, double edp_mmHg) {
+  CARDIO_CHECK(std::isfinite(edp_mmHg), "blood fill: the LV's end-diastolic pressure of beat " << beat << " is "
+                                                                                                << edp_mmHg);
+  if (beat < 2) return 0;
+  m_history.emplace_back(beat, edp_mmHg);
+  m_added_before.push_back(m_added);
+  if (reached()) return 0;
+  // The blood per mmHg of EDP: at least the vessels' compliance; more where the last two beats show
+  // it (the systemic veins hold most of the blood that raises the venous return with the output).
+  double compliance = m_compliance;
+  if (m_history.size() >= 2) {
+    const std::size_t n = m_history.size();
+    const double d_edp = m_history[n - 1].second - m_history[n - 2].second;
+    const double d_added = m_added_before[n - 1] - m_added_before[n - 2];
+    if (d_edp * d_added > 0) compliance = std::clamp(0.5 * d_added / d_edp, m_compliance, kMaxGain * m_compliance);
+  }
+  const double dp =
+      std::clamp(m_target.lv_end_diastolic_pressure_mmHg - edp_mmHg, -kMaxPressureStep, kMaxPressureStep);
+  m_added += dp * compliance;
+  return dp * compliance;
+}
+
+bool BloodFill::reached() const {
+  return !m_history.empty() &&
+         std::abs(m_history.back().second - m_target.lv_end_diastolic_pressure_mmHg) <= m_target.tolerance_mmHg;
+}
+
+void BloodFill::save(BinaryWriter& out) const {
+  out.f64(m_added);
+  out.u64(m_history.size());
+  for (const auto& [beat, edp] : m_history) {
+    out.i64(beat);
+    out.f64(edp);
+  }
+}
+
+void BloodFill::restore(BinaryReader& in) {
+  m_added = in.f64();
+  const std::uint64_t n = in.u64();
+  CARDIO_CHECK(n < 100000, "checkpoint: the blood fill claims " << n << " beats");
+  m_history.clear();
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const int beat = static_cast<int>(in.i64());
+    m_history.emplace_back(beat, in.f64());
+  }
+}
+
+}  // namespace cardio::circulation
