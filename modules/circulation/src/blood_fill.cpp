@@ -16,12 +16,13 @@ BloodFill::BloodFill(const FillTarget& target, double vessel_compliance_mL_per_m
 }
 
 double BloodFill::next(int beat, double edp_mmHg) {
-  CARDIO_CHECK(std::isfinite(edp_mmHg), "blood fill: the LV's end-diastolic pressure of beat " << beat << " is "
-                                                                                                << edp_mmHg);
+  CARDIO_CHECK(std::isfinite(edp_mmHg),
+               "blood fill: the LV's end-diastolic pressure of beat " << beat << " is " << edp_mmHg);
   if (beat < 2) return 0;
   m_history.emplace_back(beat, edp_mmHg);
   m_added_before.push_back(m_added);
-  if (reached()) return 0;
+  // Corrected within the tolerance too: a dead band would leave the EDP wherever the loop's own
+  // drift takes it inside the band, often at its edge.
   // The blood per mmHg of EDP: at least the vessels' compliance; more where the last two beats show
   // it (the systemic veins hold most of the blood that raises the venous return with the output).
   double compliance = m_compliance;
@@ -31,8 +32,7 @@ double BloodFill::next(int beat, double edp_mmHg) {
     const double d_added = m_added_before[n - 1] - m_added_before[n - 2];
     if (d_edp * d_added > 0) compliance = std::clamp(0.5 * d_added / d_edp, m_compliance, kMaxGain * m_compliance);
   }
-  const double dp =
-      std::clamp(m_target.lv_end_diastolic_pressure_mmHg - edp_mmHg, -kMaxPressureStep, kMaxPressureStep);
+  const double dp = std::clamp(m_target.lv_end_diastolic_pressure_mmHg - edp_mmHg, -kMaxPressureStep, kMaxPressureStep);
   m_added += dp * compliance;
   return dp * compliance;
 }
