@@ -309,12 +309,8 @@ void ProgressReport::log_blood_fill(const BeatLoop& loop) {
   line << std::fixed << std::setprecision(1) << "blood fill: beat " << beat << " began at LV EDP " << edp
        << " mmHg (target " << fill->target().lv_end_diastolic_pressure_mmHg << " +- " << fill->target().tolerance_mmHg
        << "); ";
-  line << std::showpos;
-  if (fill->reached())
-    line << "reached";
-  else
-    line << fill->last_added_mL() << " mL to the vessels";
-  line << " (" << fill->added_mL() << " mL in all)";
+  line << (fill->reached() ? "reached; " : "") << std::showpos << fill->last_added_mL() << " mL to the vessels ("
+       << fill->added_mL() << " mL in all)";
   *m_log << line.str() << std::endl;
 }
 
