@@ -155,10 +155,15 @@ json cavity_summary(const circulation::BeatCycle& cy, bool incomplete) {
                      {"EDV_mL", cy.current().edv_mL},
                      {"ESV_so_far_mL", cy.current().esv_mL}});
   const auto of_last = [&](const char* key) { return last.is_null() ? json(nullptr) : last[key]; };
-  return {{"name", cy.name()},           {"beats", beats},
-          {"last_beat", last},           {"EDV_mL", of_last("EDV_mL")},
-          {"ESV_mL", of_last("ESV_mL")}, {"SV_mL", of_last("SV_mL")},
-          {"EF", of_last("EF")},         {"converged", cy.converged()}};
+  return {{"name", cy.name()},
+          {"beats", beats},
+          {"last_beat", last},
+          {"EDV_mL", of_last("EDV_mL")},
+          {"EDP_mmHg", of_last("EDP_mmHg")},
+          {"ESV_mL", of_last("ESV_mL")},
+          {"SV_mL", of_last("SV_mL")},
+          {"EF", of_last("EF")},
+          {"converged", cy.converged()}};
 }
 
 /// summary.json periodic_state: whether the run ended periodic, after how many beats.
