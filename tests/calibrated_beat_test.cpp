@@ -33,13 +33,15 @@ double image_cavity_volume_mL(const json& mesh_report, const std::string& cavity
 TEST(CalibratedBeat, TheUnloadedHeartFilledToTheImagePressureRefillsTheImage) {
   test_support::TempDir dir("cardio_calibrated_");
   const std::string config = std::string(CARDIO_SOURCE_DIR) + "/configs/biv_calibrated.yaml";
-  const auto r = test_support::run_command(test_support::shell_quote(CARDIAC_EXE) + " run " +
-                                               test_support::shell_quote(config) + " -o out --no-figures 2>&1",
-                                           dir.path());
+  const fs::path out = dir.path() / "out";
+  const auto r =
+      test_support::run_command(test_support::shell_quote(CARDIAC_EXE) + " run " + test_support::shell_quote(config) +
+                                    " -o " + test_support::shell_quote(out.string()) + " --no-figures 2>&1",
+                                dir.path());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "periodic after");
-  const json summary = json::parse(test_support::slurp(dir.path() / "out/summary.json"));
-  const json report = json::parse(test_support::slurp(dir.path() / "out/mesh_report.json"));
+  const json summary = json::parse(test_support::slurp(out / "summary.json"));
+  const json report = json::parse(test_support::slurp(out / "mesh_report.json"));
 
   EXPECT_TRUE(summary["periodic_state"]["periodic"].get<bool>());
   EXPECT_TRUE(summary["circulation"]["fill"]["reached"].get<bool>());

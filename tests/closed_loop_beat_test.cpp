@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "cardio/config/config.hpp"
 #include "config/heart_config.hpp"
@@ -39,17 +40,24 @@ std::map<std::string, std::vector<std::string>> read_columns(const fs::path& fil
   return columns;
 }
 
-TEST(ClosedLoopBeat, RealBiventricleConservesBloodAndFollowsTheValves) {
-  const fs::path out = fs::temp_directory_path() / ("cardio_closed_loop_" + std::to_string(::getpid()));
+/// configs/biv_closed_loop.yaml at 3 mm with `overrides`, beating into `out` (emptied first).
+pipeline::BeatRunResult run_biventricle(const std::vector<std::string>& overrides, const fs::path& out,
+                                        std::ostringstream& log) {
   fs::remove_all(out);
   auto doc = config::Document::load_file(std::string(CARDIO_SOURCE_DIR) + "/configs/biv_closed_loop.yaml");
   doc->set_override("geometry.surface.voxel_size=3 mm");
-  doc->set_override("simulation.beats=1");
+  for (const std::string& o : overrides) doc->set_override(o);
   const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
   const pipeline::MeshStageResult mesh = pipeline::run_mesh_stages(cfg.mesh);
-  std::ostringstream log;
-  const pipeline::BeatRunResult r = pipeline::run_heart_beat(*cfg.simulation, mesh.mesh, out, &log);
+  pipeline::BeatRunResult r = pipeline::run_heart_beat(*cfg.simulation, mesh.mesh, out, &log);
   std::cout << log.str() << r.summary["circulation"].dump(2) << "\n";
+  return r;
+}
+
+TEST(ClosedLoopBeat, RealBiventricleConservesBloodAndFollowsTheValves) {
+  const fs::path out = fs::temp_directory_path() / ("cardio_closed_loop_" + std::to_string(::getpid()));
+  std::ostringstream log;
+  const pipeline::BeatRunResult r = run_biventricle({"simulation.beats=1"}, out, log);
 
   const auto& circ = r.summary["circulation"];
   EXPECT_EQ(circ["model"], "closed_loop");
@@ -96,16 +104,9 @@ TEST(ClosedLoopBeat, RealBiventricleConservesBloodAndFollowsTheValves) {
 
 TEST(ClosedLoopBeat, FillAddsBloodAtTheSecondOnsetAndConservesTheRest) {
   const fs::path out = fs::temp_directory_path() / ("cardio_closed_loop_fill_" + std::to_string(::getpid()));
-  fs::remove_all(out);
-  auto doc = config::Document::load_file(std::string(CARDIO_SOURCE_DIR) + "/configs/biv_closed_loop.yaml");
-  doc->set_override("geometry.surface.voxel_size=3 mm");
-  doc->set_override("simulation.beats=2");
-  doc->set_override("circulation.closed_loop.fill.lv_end_diastolic_pressure=9 mmHg");
-  const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
-  const pipeline::MeshStageResult mesh = pipeline::run_mesh_stages(cfg.mesh);
   std::ostringstream log;
-  const pipeline::BeatRunResult r = pipeline::run_heart_beat(*cfg.simulation, mesh.mesh, out, &log);
-  std::cout << log.str() << r.summary["circulation"].dump(2) << "\n";
+  const pipeline::BeatRunResult r = run_biventricle(
+      {"simulation.beats=2", "circulation.closed_loop.fill.lv_end_diastolic_pressure=9 mmHg"}, out, log);
 
   // Measured once, at the onset of beat 2 (the first onset ends a partial diastole from rest).
   const auto& circ = r.summary["circulation"];

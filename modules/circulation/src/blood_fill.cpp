@@ -45,9 +45,10 @@ bool BloodFill::reached() const {
 void BloodFill::save(BinaryWriter& out) const {
   out.f64(m_added);
   out.u64(m_history.size());
-  for (const auto& [beat, edp] : m_history) {
-    out.i64(beat);
-    out.f64(edp);
+  for (std::size_t k = 0; k < m_history.size(); ++k) {
+    out.i64(m_history[k].first);
+    out.f64(m_history[k].second);
+    out.f64(m_added_before[k]);
   }
 }
 
@@ -56,9 +57,11 @@ void BloodFill::restore(BinaryReader& in) {
   const std::uint64_t n = in.u64();
   CARDIO_CHECK(n < 100000, "checkpoint: the blood fill claims " << n << " beats");
   m_history.clear();
+  m_added_before.clear();
   for (std::uint64_t k = 0; k < n; ++k) {
     const int beat = static_cast<int>(in.i64());
     m_history.emplace_back(beat, in.f64());
+    m_added_before.push_back(in.f64());
   }
 }
 

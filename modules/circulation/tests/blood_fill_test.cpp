@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "cardio/circulation/blood_fill.hpp"
 #include "cardio/circulation/closed_loop.hpp"
@@ -94,6 +95,21 @@ TEST(BloodFill, TheFirstOnsetIsNotMeasured) {
   EXPECT_TRUE(fill.reached());
   EXPECT_LT(corrected, 0.0);
   EXPECT_THROW(fill.next(5, std::nan("")), Error);
+}
+
+TEST(BloodFill, ACheckpointContinuesTheSameSteps) {
+  const std::vector<double> edps{3.0, 4.1, 5.6, 6.9, 7.4, 8.3};
+  BloodFill straight({8.0, 0.5}, 87.2), first({8.0, 0.5}, 87.2);
+  std::vector<double> expected;
+  for (std::size_t k = 0; k < edps.size(); ++k) expected.push_back(straight.next(int(k) + 2, edps[k]));
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(first.next(int(k) + 2, edps[k]), expected[k]);
+  BinaryWriter w;
+  first.save(w);
+  BloodFill resumed({8.0, 0.5}, 87.2);
+  BinaryReader r(w.bytes(), "test checkpoint");
+  resumed.restore(r);
+  for (std::size_t k = 3; k < edps.size(); ++k) EXPECT_EQ(resumed.next(int(k) + 2, edps[k]), expected[k]) << k;
+  EXPECT_EQ(resumed.added_mL(), straight.added_mL());
 }
 
 }  // namespace
