@@ -21,8 +21,6 @@ double BloodFill::next(int beat, double edp_mmHg) {
   if (beat < 2) return 0;
   m_history.emplace_back(beat, edp_mmHg);
   m_added_before.push_back(m_added);
-  // Corrected within the tolerance too: a dead band would leave the EDP wherever the loop's own
-  // drift takes it inside the band, often at its edge.
   // The blood per mmHg of EDP: at least the vessels' compliance; more where the last two beats show
   // it (the systemic veins hold most of the blood that raises the venous return with the output).
   double compliance = m_compliance;
@@ -35,6 +33,8 @@ double BloodFill::next(int beat, double edp_mmHg) {
     if (d_edp * d_added > 0 && std::abs(d_edp) >= 0.5 * m_target.tolerance_mmHg)
       compliance = std::clamp(0.5 * d_added / d_edp, m_compliance, kMaxGain * m_compliance);
   }
+  // Corrected within the tolerance too: a dead band would leave the EDP wherever the loop's own
+  // drift takes it inside the band, often at its edge.
   const double dp = std::clamp(m_target.lv_end_diastolic_pressure_mmHg - edp_mmHg, -kMaxPressureStep, kMaxPressureStep);
   m_added += dp * compliance;
   return dp * compliance;

@@ -10,7 +10,8 @@
 /// onsets (blood added against EDP) where that is larger (at most 10x): the systemic veins hold most
 /// of the blood that raises the venous return with the output, so the secant is several times the
 /// compliance (about 4x for the model's own ventricles), but a beat after blood is added the EDP
-/// shows only part of its final rise (about 80 %), and the full secant overshoots. The first onset
+/// shows only part of its final rise (about 80 %), and the full secant overshoots; and a secant over
+/// an EDP change under half the tolerance is noise, not used. The first onset
 /// ends a partial diastole from rest, not a beat's filling, and is not measured. Tested on the 0-D
 /// loop (blood_fill_test.cpp): +4 / -3 mmHg reached in 7 / 8 beats.
 #include <utility>
@@ -50,6 +51,7 @@ class BloodFill {
   /// At most this uniform vessel pressure change per beat [mmHg]: the EDP of a beat that began far
   /// from the periodic state can be far off.
   static constexpr double kMaxPressureStep = 10;
+  /// At most this many times the vessels' compliance per mmHg of EDP.
   static constexpr double kMaxGain = 10;
   FillTarget m_target;
   double m_compliance;
