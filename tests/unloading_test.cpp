@@ -207,6 +207,11 @@ TEST(Unloading, ConfigErrorsNameTheKey) {
   EXPECT_NE(error_of("unloading: {end_diastolic_pressures: {lv: 8 mmHg}}\npassive_calibration: {cavity: rv}\n")
                 .find("unloading.end_diastolic_pressures"),
             std::string::npos);
+  // A cavity the mesh does not have (the LV phantom's only cavity is lv) is refused by name.
+  const std::string unknown = error_of("unloading: {end_diastolic_pressures: {lvx: 8 mmHg}}\n");
+  EXPECT_NE(unknown.find("unloading.end_diastolic_pressures.lvx: no cavity 'lvx' in the mesh; its cavities: lv"),
+            std::string::npos)
+      << unknown;
   // The rounds became one search: the old key says what replaced it.
   const std::string renamed =
       error_of("unloading: {end_diastolic_pressures: {lv: 8 mmHg}}\npassive_calibration: {max_rounds: 4}\n");

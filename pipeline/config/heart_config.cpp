@@ -350,12 +350,35 @@ std::string SurfaceSelector::describe() const {
   return os.str();
 }
 
+namespace {
+
+/// Every cavity unloading.end_diastolic_pressures names is one the mesh will have (known from the
+/// config, except for cavities derived from a mask), so that `validate` refuses a misspelt one
+/// instead of the run unloading the heart without it.
+void check_unloading_cavities(const Node& root, const MeshConfig& mesh, const UnloadingParams& unloading) {
+  if (!unloading.enabled || mesh.geometry.derive_cavities) return;
+  std::string names;
+  for (const auto& [name, labels] : mesh.geometry.roles.cavities) names += (names.empty() ? "" : ", ") + name;
+  for (const CavityPressure& p : unloading.end_diastolic_pressures) {
+    const auto& cavities = mesh.geometry.roles.cavities;
+    if (std::none_of(cavities.begin(), cavities.end(), [&](const auto& c) { return c.first == p.cavity; }))
+      root.child("unloading")
+          .child("end_diastolic_pressures")
+          .fail(p.cavity, "no cavity '" + p.cavity +
+                              "' in the mesh; its cavities: " + (names.empty() ? std::string("none") : names));
+  }
+}
+
+}  // namespace
+
 HeartConfig parse_heart_config(config::Document& doc) {
   HeartConfig c;
   c.mesh = parse_mesh_config(doc, false);
   const Node root = doc.root();
-  if (root.has("material") || root.has("simulation") || root.has("loads"))
+  if (root.has("material") || root.has("simulation") || root.has("loads")) {
     c.simulation = parse_simulation(root, std::filesystem::path(doc.file_name()).parent_path());
+    check_unloading_cavities(root, c.mesh, c.simulation->unloading);
+  }
   doc.check_no_unknown_keys();
   return c;
 }
