@@ -357,10 +357,10 @@ namespace {
 /// instead of the run unloading the heart without it.
 void check_unloading_cavities(const Node& root, const MeshConfig& mesh, const UnloadingParams& unloading) {
   if (!unloading.enabled || mesh.geometry.derive_cavities) return;
+  const auto& cavities = mesh.geometry.roles.cavities;
   std::string names;
-  for (const auto& [name, labels] : mesh.geometry.roles.cavities) names += (names.empty() ? "" : ", ") + name;
+  for (const auto& [name, labels] : cavities) names += (names.empty() ? "" : ", ") + name;
   for (const CavityPressure& p : unloading.end_diastolic_pressures) {
-    const auto& cavities = mesh.geometry.roles.cavities;
     if (std::none_of(cavities.begin(), cavities.end(), [&](const auto& c) { return c.first == p.cavity; }))
       root.child("unloading")
           .child("end_diastolic_pressures")
