@@ -50,4 +50,19 @@ TEST(TensionCalibration, KeepsTheTensionOnceReachedAndRestoresFromACheckpoint) {
   EXPECT_EQ(d.history(), c.history());
 }
 
+TEST(TensionCalibration, ASecantThatTheLoadHidTakesTheProportionalStep) {
+  TensionTarget target;
+  target.value = 0.6;
+  TensionCalibration c(target, 200.0);
+  EXPECT_NEAR(c.next(0.702), 200.0 * 0.6 / 0.702, 1e-9);  // the first step is proportional
+  // The afterload fell between the beats: EF barely moved for 15 % less tension. Its secant would ask
+  // for about 0 kPa (clamped to half); the proportional step is taken instead.
+  const double t1 = c.peak_tension_kPa();
+  EXPECT_NEAR(c.next(0.697), t1 * 0.6 / 0.697, 1e-9);
+  // A secant of a plausible slope is taken: EF 0.697 -> 0.65 over the last step.
+  const double t2 = c.peak_tension_kPa();
+  const double slope = (0.65 - 0.697) / (t2 - t1);
+  EXPECT_NEAR(c.next(0.65), t2 + (0.6 - 0.65) / slope, 1e-9);
+}
+
 }  // namespace

@@ -117,6 +117,20 @@ void to_loop_time(ChamberParams& c, double first_onset, double period) {
   c.contraction_onset_ms = std::fmod(first_onset + c.contraction_onset_ms, period);
 }
 
+/// circulation.closed_loop.afterload: the aortic pressures the systemic arteries are calibrated to.
+circulation::AfterloadTarget parse_afterload(const Node& a) {
+  circulation::AfterloadTarget t;
+  t.systolic_mmHg =
+      a.quantity("aortic_systolic_pressure", Dimension::pressure, std::nullopt, Range::open(0, 300 * kMmHg)) / kMmHg;
+  t.diastolic_mmHg =
+      a.quantity("aortic_diastolic_pressure", Dimension::pressure, std::nullopt, Range::open(0, 300 * kMmHg)) / kMmHg;
+  t.tolerance_mmHg = a.quantity("tolerance", Dimension::pressure, 3 * kMmHg, Range::open(0, 20 * kMmHg)) / kMmHg;
+  if (!(t.diastolic_mmHg < t.systolic_mmHg))
+    CARDIO_FAIL(a.where() << ": " << a.path() << ".aortic_diastolic_pressure (" << t.diastolic_mmHg
+                          << " mmHg) must be below aortic_systolic_pressure (" << t.systolic_mmHg << " mmHg)");
+  return t;
+}
+
 circulation::ClosedLoopCirculation parse_closed_loop(const Node& n, double first_onset, double period) {
   circulation::ClosedLoopCirculation loop;
   const Node cav = n.child("cavities");
@@ -164,6 +178,7 @@ circulation::ClosedLoopCirculation parse_closed_loop(const Node& n, double first
     t.tolerance_mmHg = f.quantity("tolerance", Dimension::pressure, 0.5 * kMmHg, Range::open(0, 10 * kMmHg)) / kMmHg;
     loop.fill = t;
   }
+  if (n.has("afterload")) loop.afterload = parse_afterload(n.child("afterload"));
   return loop;
 }
 

@@ -67,6 +67,8 @@ BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, B
   if (sim.activation.target) m_calibration.emplace(*sim.activation.target, sim.activation.twitch.peak_tension_kPa);
   if (sim.closed_loop && sim.closed_loop->fill)
     m_fill.emplace(*sim.closed_loop->fill, m_cavities.closed_loop()->loop().vessel_compliance_mL_per_mmHg());
+  if (sim.closed_loop && sim.closed_loop->afterload)
+    m_afterload.emplace(*sim.closed_loop->afterload, sim.closed_loop->params.systemic_arteries);
   m_dt = sim.time_step.choose(stable_dt());  // a user-given dt above the estimate at rest is refused
   m_velocity_decay = sim.damping_time > 0 ? std::exp(-m_dt / sim.damping_time) : 1.0;
 }
@@ -106,6 +108,7 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   if (auto overrun = m_cavities.update(m_t, volumes, m_dt)) return overrun;
   if (m_calibration) calibrate_tension();
   if (m_fill) fill_blood();
+  if (m_afterload) calibrate_afterload();
   if (m_t >= m_next_dt_check && !m_sim.time_step.dt) {
     // Re-estimate the stable step: it shrinks as the law stiffens in systole and grows back after
     // it (the whole diastole at the systolic step cost 12 % more steps on the default case). While
@@ -132,7 +135,8 @@ bool BeatLoop::reached_periodic_state() const {
   const bool beat_began = std::all_of(cycles.begin(), cycles.end(), [&](const auto& cy) {
     return cy.current().index > 0 && cy.current().onset_ms >= m_t;
   });
-  return beat_began && periodic() && (!m_calibration || m_calibration->reached()) && (!m_fill || m_fill->reached());
+  return beat_began && periodic() && (!m_calibration || m_calibration->reached()) && (!m_fill || m_fill->reached()) &&
+         (!m_afterload || m_afterload->reached());
 }
 
 double BeatLoop::largest_edv_change() const {
@@ -158,6 +162,16 @@ void BeatLoop::fill_blood() {
   const auto& measured = m_fill->history();
   if (beat.index < 2 || (!measured.empty() && measured.back().first >= beat.index)) return;
   if (const double added = m_fill->next(beat.index, beat.edp_mmHg); added != 0) m_cavities.add_blood(added);
+}
+
+void BeatLoop::calibrate_afterload() {
+  const circulation::ClosedLoop& loop = m_cavities.closed_loop()->loop();
+  m_afterload->observe(m_dt, loop.pressure_mmHg(circulation::Compartment::systemic_arteries),
+                       loop.pressure_mmHg(circulation::Compartment::systemic_veins),
+                       loop.valve_flow_mL_per_ms(circulation::Valve::aortic));
+  const int beat = m_cavities.cycles()[m_lv].current().index;
+  if (beat > m_afterload->beat())  // the LV's onset: the beat before it is measured
+    m_cavities.set_systemic_arteries(m_afterload->next(beat));
 }
 
 void BeatLoop::set_peak_tension(double kPa) {
@@ -188,6 +202,7 @@ void BeatLoop::save(BinaryWriter& w) const {
   m_cavities.save(w);
   if (m_calibration) m_calibration->save(w);
   if (m_fill) m_fill->save(w);
+  if (m_afterload) m_afterload->save(w);
 }
 
 void BeatLoop::restore(BinaryReader& r) {
@@ -204,6 +219,7 @@ void BeatLoop::restore(BinaryReader& r) {
     set_peak_tension(m_calibration->peak_tension_kPa());
   }
   if (m_fill) m_fill->restore(r);
+  if (m_afterload) m_afterload->restore(r);
   m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
 }
 

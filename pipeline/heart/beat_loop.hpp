@@ -60,8 +60,8 @@ class BeatLoop {
   bool periodic() const;
   /// Whether a beat began with this step and every cavity's EDV changed by less than its
   /// convergence tolerance between the two beats before it (and activation.target, if given, is
-  /// reached, and circulation.closed_loop.fill): the run may stop here, at the onset, as simulation.stop_when_periodic
-  /// asks.
+  /// reached, and circulation.closed_loop.fill and .afterload): the run may stop here, at the onset, as
+  /// simulation.stop_when_periodic asks.
   bool reached_periodic_state() const;
   /// The largest relative EDV change between the last two finished beats over the cavities (NaN
   /// before two beats).
@@ -85,6 +85,8 @@ class BeatLoop {
   const TensionCalibration* tension_calibration() const { return m_calibration ? &*m_calibration : nullptr; }
   /// The closed loop's blood volume found for circulation.closed_loop.fill, if one is given.
   const circulation::BloodFill* blood_fill() const { return m_fill ? &*m_fill : nullptr; }
+  /// The systemic arteries' R and C found for circulation.closed_loop.afterload, if one is given.
+  const circulation::AfterloadCalibration* afterload() const { return m_afterload ? &*m_afterload : nullptr; }
 
   void save(BinaryWriter& out) const;
   void restore(BinaryReader& in);
@@ -100,6 +102,9 @@ class BeatLoop {
   void calibrate_tension();
   /// At the LV's contraction onset: blood added or removed for circulation.closed_loop.fill.
   void fill_blood();
+  /// After every step: the systemic pressures observed; at the LV's onset the arteries' R and C for
+  /// circulation.closed_loop.afterload.
+  void calibrate_afterload();
   void set_peak_tension(double kPa);
 
   const HeartSimulation& m_sim;
@@ -109,6 +114,7 @@ class BeatLoop {
   activation::Twitch m_twitch;
   std::optional<TensionCalibration> m_calibration;
   std::optional<circulation::BloodFill> m_fill;
+  std::optional<circulation::AfterloadCalibration> m_afterload;
   Eigen::VectorXd m_activation_time;  ///< absolute: first onset + the element's delay [ms]
   Eigen::VectorXd m_Ta;
   mechanics::NodeState m_state;

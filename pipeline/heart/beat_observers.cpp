@@ -298,6 +298,20 @@ void ProgressReport::log_finished_beat(const BeatLoop& loop) {
            << std::endl;
   }
   log_blood_fill(loop);
+  log_afterload(loop);
+}
+
+void ProgressReport::log_afterload(const BeatLoop& loop) {
+  const circulation::AfterloadCalibration* a = loop.afterload();
+  if (!a || a->history().empty() || a->history().back().beat + 1 != a->beat()) return;
+  const circulation::AfterloadBeat& b = a->history().back();
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << "afterload: beat " << b.beat << " aortic " << b.systolic_mmHg << "/"
+       << b.diastolic_mmHg << " mmHg (target " << a->target().systolic_mmHg << "/" << a->target().diastolic_mmHg
+       << " +- " << a->target().tolerance_mmHg << "); " << (a->reached() ? "reached; " : "") << "systemic arteries R "
+       << std::setprecision(3) << 1e-3 * a->systemic_arteries().resistance_mmHg_ms_per_mL << " mmHg s/mL, C "
+       << a->systemic_arteries().compliance_mL_per_mmHg << " mL/mmHg";
+  *m_log << line.str() << std::endl;
 }
 
 void ProgressReport::log_blood_fill(const BeatLoop& loop) {

@@ -47,6 +47,27 @@ json calibration_summary(const TensionCalibration& c) {
           {"peak_tension_kPa", c.peak_tension_kPa()}};
 }
 
+/// circulation.closed_loop.afterload: each measured beat's aortic pressures and the R and C it ran with.
+json afterload_summary(const circulation::AfterloadCalibration& a) {
+  json beats = json::array();
+  for (const circulation::AfterloadBeat& b : a.history())
+    beats.push_back({{"beat", b.beat},
+                     {"aortic_systolic_mmHg", b.systolic_mmHg},
+                     {"aortic_diastolic_mmHg", b.diastolic_mmHg},
+                     {"aortic_mean_mmHg", b.mean_mmHg},
+                     {"cardiac_output_L_per_min", 0.06 * b.aortic_flow_mL_per_s},
+                     {"resistance_mmHg_s_per_mL", 1e-3 * b.resistance_mmHg_ms_per_mL},
+                     {"compliance_mL_per_mmHg", b.compliance_mL_per_mmHg}});
+  return {{"aortic_systolic_pressure_mmHg", a.target().systolic_mmHg},
+          {"aortic_diastolic_pressure_mmHg", a.target().diastolic_mmHg},
+          {"tolerance_mmHg", a.target().tolerance_mmHg},
+          {"beats", beats},
+          {"reached", a.reached()},
+          {"systemic_arteries",
+           {{"resistance_mmHg_s_per_mL", 1e-3 * a.systemic_arteries().resistance_mmHg_ms_per_mL},
+            {"compliance_mL_per_mmHg", a.systemic_arteries().compliance_mL_per_mmHg}}}};
+}
+
 /// The closed loop: blood volume conservation, and the loop's state at the end.
 json circulation_summary(const BeatLoop& loop, const TimeSeriesRecorder& series) {
   const circulation::ClosedLoopCoupling* coupling = loop.cavities().closed_loop();
@@ -74,6 +95,7 @@ json circulation_summary(const BeatLoop& loop, const TimeSeriesRecorder& series)
                    {"beats", beats},
                    {"reached", fill->reached()}};
   }
+  if (const circulation::AfterloadCalibration* a = loop.afterload()) out["afterload"] = afterload_summary(*a);
   return out;
 }
 

@@ -2,7 +2,8 @@
 /// @file tension_calibration.hpp
 /// The peak active tension found beat by beat so that the LV reaches a target ejection fraction or
 /// peak pressure (issue 16, item 5): after each beat, the next beat's Ta_max is the secant step on
-/// (Ta_max, measured) of the last two beats where they show the value growing with the tension, else
+/// (Ta_max, measured) of the last two beats where they show the value growing with the tension at a
+/// slope within a factor 8 of measured / Ta_max, else
 /// (and after the first beat) a step proportional to target / measured; kept within [Ta/2, 2 Ta]. The measured quantity
 /// grows with Ta_max, so the iteration brackets the target in a few beats. It runs alongside the circulation's approach
 /// to its periodic state.
@@ -32,6 +33,8 @@ class TensionCalibration {
   void restore(BinaryReader& in);
 
  private:
+  /// The secant's slope is used within this factor of the proportional step's.
+  static constexpr double kSecantRange = 8;
   TensionTarget m_target;
   double m_tension;
   std::vector<std::pair<double, double>> m_history;

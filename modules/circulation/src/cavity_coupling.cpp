@@ -139,6 +139,11 @@ void CavityCoupling::add_blood(double volume_mL) {
   m_loop->add_blood(volume_mL);
 }
 
+void CavityCoupling::set_systemic_arteries(const VesselParams& p) {
+  CARDIO_CHECK(m_loop, "set_systemic_arteries: the cavities are not in a closed loop");
+  m_loop->set_systemic_arteries(p);
+}
+
 double CavityCoupling::arterial_pressure_mmHg(std::size_t c) const {
   if (!m_loop) return m_cycles[c].windkessel().pressure();
   const Compartment artery = m_ventricle[c] == 0 ? Compartment::systemic_arteries : Compartment::pulmonary_arteries;

@@ -243,6 +243,17 @@ void ClosedLoop::add_to_vessels(double volume_mL) {
   }
 }
 
+void ClosedLoop::set_systemic_arteries(double resistance_mmHg_ms_per_mL, double compliance_mL_per_mmHg) {
+  CARDIO_CHECK(resistance_mmHg_ms_per_mL > 0 && compliance_mL_per_mmHg > 0 &&
+                   std::isfinite(resistance_mmHg_ms_per_mL) && std::isfinite(compliance_mL_per_mmHg),
+               "closed loop: systemic arteries R " << resistance_mmHg_ms_per_mL << " mmHg ms/mL, C "
+                                                   << compliance_mL_per_mmHg << " mL/mmHg: expected both > 0");
+  m_params.systemic_arteries.resistance_mmHg_ms_per_mL = resistance_mmHg_ms_per_mL;
+  m_params.systemic_arteries.compliance_mL_per_mmHg = compliance_mL_per_mmHg;
+  const int artery = static_cast<int>(Compartment::systemic_arteries);
+  m_pressure[artery] = m_state.volume_mL[artery] / compliance_mL_per_mmHg;  // V = C p
+}
+
 void ClosedLoop::save(BinaryWriter& out) const {
   out.str("closed_loop");
   out.f64(m_state.t_ms);
@@ -251,6 +262,9 @@ void ClosedLoop::save(BinaryWriter& out) const {
   out.f64s(m_pressure.data(), m_pressure.size());
   out.f64s(m_valve_flow.data(), m_valve_flow.size());
   for (bool open : m_valve_open) out.i64(open ? 1 : 0);
+  // The systemic arteries' R and C may have been calibrated (set_systemic_arteries).
+  out.f64(m_params.systemic_arteries.resistance_mmHg_ms_per_mL);
+  out.f64(m_params.systemic_arteries.compliance_mL_per_mmHg);
 }
 
 void ClosedLoop::restore(BinaryReader& in) {
@@ -262,6 +276,8 @@ void ClosedLoop::restore(BinaryReader& in) {
   in.f64s(m_pressure.data(), m_pressure.size());
   in.f64s(m_valve_flow.data(), m_valve_flow.size());
   for (bool& open : m_valve_open) open = in.i64() != 0;
+  m_params.systemic_arteries.resistance_mmHg_ms_per_mL = in.f64();
+  m_params.systemic_arteries.compliance_mL_per_mmHg = in.f64();
 }
 
 }  // namespace cardio::circulation

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cardio/circulation/afterload_calibration.hpp"
 #include "cardio/circulation/beat.hpp"
 #include "cardio/circulation/blood_fill.hpp"
 #include "cardio/circulation/closed_loop_coupling.hpp"
@@ -35,6 +36,8 @@ struct ClosedLoopCirculation {
   ClosedLoopState initial;
   std::string left_ventricle, right_ventricle;
   std::optional<FillTarget> fill;  ///< the blood volume found beat by beat for this LV EDP (blood_fill.hpp)
+  /// the systemic arteries' R and C found beat by beat for these aortic pressures (afterload_calibration.hpp)
+  std::optional<AfterloadTarget> afterload;
 };
 
 /// A beat that overran its period (BeatOverrun) in cavity `cavity`: the run stops there.
@@ -87,6 +90,8 @@ class CavityCoupling {
   const ClosedLoopCoupling* closed_loop() const { return m_loop ? &*m_loop : nullptr; }
   /// Add blood to the closed loop's vessels between steps (ClosedLoopCoupling::add_blood).
   void add_blood(double volume_mL);
+  /// Replace the closed loop's systemic arteries' R and C between steps (afterload_calibration.hpp).
+  void set_systemic_arteries(const VesselParams& p);
   /// The pressure downstream of cavity c's outflow valve [mmHg]: its Windkessel's, or the loop's
   /// systemic / pulmonary arteries.
   double arterial_pressure_mmHg(std::size_t c) const;

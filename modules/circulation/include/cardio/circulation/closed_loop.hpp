@@ -158,10 +158,14 @@ class ClosedLoop {
   /// their pressures all rise by volume / sum C; the chambers and flows are unchanged. Throws
   /// cardio::Error if a vessel would be left with a negative volume.
   void add_to_vessels(double volume_mL);
+  /// Replace the systemic arteries' R and C (L kept; afterload_calibration.hpp), between steps. Their
+  /// blood volume is kept, so their pressure becomes V / C. Throws cardio::Error unless both are > 0.
+  void set_systemic_arteries(double resistance_mmHg_ms_per_mL, double compliance_mL_per_mmHg);
   /// The four vessels' compliances summed [mL/mmHg].
   double vessel_compliance_mL_per_mmHg() const;
 
-  /// The dynamic state (time, volumes, flows, pressures, valve states), for checkpoints: restoring
+  /// The dynamic state (time, volumes, flows, pressures, valve states, the systemic arteries' R and C
+  /// of set_systemic_arteries), for checkpoints: restoring
   /// it into a model built with the same parameters continues bit for bit.
   void save(BinaryWriter& out) const;
   void restore(BinaryReader& in);

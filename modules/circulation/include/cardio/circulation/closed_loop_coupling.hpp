@@ -50,6 +50,10 @@ class ClosedLoopCoupling {
   double blood_volume_mL(const Eigen::Matrix3Xd& x) const;
   /// Add blood to the loop's vessels (ClosedLoop::add_to_vessels; negative: remove it), between steps.
   void add_blood(double volume_mL);
+  /// Replace the systemic arteries' R and C between steps (ClosedLoop::set_systemic_arteries).
+  void set_systemic_arteries(const VesselParams& p) {
+    m_loop.set_systemic_arteries(p.resistance_mmHg_ms_per_mL, p.compliance_mL_per_mmHg);
+  }
   /// The blood added so far [mL]: blood_volume_mL() - added_blood_mL() is conserved.
   double added_blood_mL() const { return m_added_blood; }
 
