@@ -16,29 +16,12 @@
 #include "config/heart_config.hpp"
 #include "heart/beat_run.hpp"
 #include "mesh/mesh_stage.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace cardio;
 
 namespace {
-
-/// timeseries.csv as columns by name.
-std::map<std::string, std::vector<std::string>> read_columns(const fs::path& file) {
-  std::ifstream in(file);
-  std::vector<std::string> names;
-  std::map<std::string, std::vector<std::string>> columns;
-  for (std::string line; std::getline(in, line);) {
-    std::stringstream ss(line);
-    std::vector<std::string> cells;
-    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
-    if (names.empty()) {
-      names = cells;
-      continue;
-    }
-    for (std::size_t i = 0; i < names.size() && i < cells.size(); ++i) columns[names[i]].push_back(cells[i]);
-  }
-  return columns;
-}
 
 /// configs/biv_closed_loop.yaml at 3 mm with `overrides`, beating into `out` (emptied first).
 pipeline::BeatRunResult run_biventricle(const std::vector<std::string>& overrides, const fs::path& out,
@@ -66,7 +49,7 @@ TEST(ClosedLoopBeat, RealBiventricleConservesBloodAndFollowsTheValves) {
   ASSERT_FALSE(lv["EF"].is_null()) << "no complete LV beat";
   EXPECT_GT(lv["EF"].get<double>(), 0.2);
 
-  auto col = read_columns(out / "timeseries.csv");
+  auto col = test_support::read_columns(out / "timeseries.csv");
   ASSERT_GT(col["time_ms"].size(), 500u);
   const auto number = [&](const char* name, std::size_t i) { return std::stod(col[name][i]); };
   const double blood0 = number("blood_volume_mL", 0);
@@ -125,7 +108,7 @@ TEST(ClosedLoopBeat, FillAddsBloodAtTheSecondOnsetAndConservesTheRest) {
   EXPECT_LT(circ["max_blood_volume_change_relative"].get<double>(), 1e-9);
 
   // timeseries.csv: the blood volume is constant but for one jump by `added`, at beat 2's onset.
-  auto col = read_columns(out / "timeseries.csv");
+  auto col = test_support::read_columns(out / "timeseries.csv");
   int jumps = 0;
   for (std::size_t i = 1; i < col["time_ms"].size(); ++i) {
     const double step = std::stod(col["blood_volume_mL"][i]) - std::stod(col["blood_volume_mL"][i - 1]);

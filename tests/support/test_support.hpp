@@ -14,8 +14,11 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
+#include <sstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 /// EXPECT that `needle` occurs in `haystack`, showing the haystack if not.
 #define EXPECT_HAS(haystack, needle) \
@@ -54,6 +57,24 @@ class TempDir {
 };
 
 /// The whole content of a file (empty if it cannot be read).
+/// A CSV file (timeseries.csv) as columns by name, the cells as text.
+inline std::map<std::string, std::vector<std::string>> read_columns(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<std::string>> columns;
+  for (std::string line; std::getline(in, line);) {
+    std::stringstream ss(line);
+    std::vector<std::string> cells;
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    if (names.empty()) {
+      names = cells;
+      continue;
+    }
+    for (std::size_t i = 0; i < names.size() && i < cells.size(); ++i) columns[names[i]].push_back(cells[i]);
+  }
+  return columns;
+}
+
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

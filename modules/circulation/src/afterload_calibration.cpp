@@ -106,8 +106,7 @@ VesselParams AfterloadCalibration::fit(const std::vector<double>& inflow, double
 }
 
 VesselParams AfterloadCalibration::next(int beat) {
-  // The first beat starts from the configured initial state, not from the beat before: not measured.
-  const bool measure = m_beat >= 2 && m_duration > 0;
+  const bool measure = m_beat >= 1 && m_duration > 0;
   if (measure) {
     const AfterloadBeat b{m_beat,
                           m_max,

@@ -16,8 +16,8 @@
 /// pressures are the targets. The arteries fill over R C (about 2 s, several beats), so a beat's own
 /// pressures lag a change; the fit under the measured inflow does not. What changes from beat to beat
 /// is the heart's output (the fill, the tension calibration): the fit follows it, at each LV onset
-/// from the third on (the first beat starts from the configured initial state). Each factor on R or C
-/// is at most 2 a beat. The vessel keeps its blood volume when C changes (p = V / C).
+/// from the second on. Each factor on R or C is at most 2 a beat. The vessel keeps its blood volume when C changes (p =
+/// V / C).
 #include <vector>
 
 #include "cardio/circulation/closed_loop.hpp"
@@ -35,8 +35,8 @@ struct AfterloadTarget {
 struct AfterloadBeat {
   int beat = 0;
   double systolic_mmHg = 0, diastolic_mmHg = 0, mean_mmHg = 0;
-  double venous_mean_mmHg = 0;       ///< the systemic veins' mean pressure
-  double aortic_flow_mL_per_s = 0;   ///< mean aortic valve flow (the cardiac output)
+  double venous_mean_mmHg = 0;      ///< the systemic veins' mean pressure
+  double aortic_flow_mL_per_s = 0;  ///< mean aortic valve flow (the cardiac output)
   double resistance_mmHg_ms_per_mL = 0, compliance_mL_per_mmHg = 0;
 };
 
@@ -57,7 +57,7 @@ class AfterloadCalibration {
   /// aortic valve flow over it [mL/ms].
   void observe(double dt_ms, double arterial_mmHg, double venous_mmHg, double aortic_flow_mL_per_ms);
   /// At the LV's contraction onset of beat `beat` (1, 2, ...): the beat before it is measured (from
-  /// the third onset on) and the systemic arteries' R and C for the next beat are returned.
+  /// the second onset on) and the systemic arteries' R and C for the next beat are returned.
   VesselParams next(int beat);
   /// The last measured beat's systolic and diastolic pressures are within the tolerance.
   bool reached() const;
