@@ -85,11 +85,15 @@ TEST(ClosedLoopBeat, RealBiventricleConservesBloodAndFollowsTheValves) {
   fs::remove_all(out);
 }
 
-TEST(ClosedLoopBeat, FillAddsBloodAtTheSecondOnsetAndConservesTheRest) {
+// The fill and the afterload calibration in one run of two beats: both act at the second onset.
+TEST(ClosedLoopBeat, FillAndAfterloadActAtTheSecondOnsetAndConserveTheRest) {
   const fs::path out = fs::temp_directory_path() / ("cardio_closed_loop_fill_" + std::to_string(::getpid()));
   std::ostringstream log;
-  const pipeline::BeatRunResult r = run_biventricle(
-      {"simulation.beats=2", "circulation.closed_loop.fill.lv_end_diastolic_pressure=9 mmHg"}, out, log);
+  const pipeline::BeatRunResult r =
+      run_biventricle({"simulation.beats=2", "circulation.closed_loop.fill.lv_end_diastolic_pressure=9 mmHg",
+                       "circulation.closed_loop.afterload.aortic_systolic_pressure=120 mmHg",
+                       "circulation.closed_loop.afterload.aortic_diastolic_pressure=80 mmHg"},
+                      out, log);
 
   // Measured once, at the onset of beat 2 (the first onset ends a partial diastole from rest).
   const auto& circ = r.summary["circulation"];
@@ -119,6 +123,21 @@ TEST(ClosedLoopBeat, FillAddsBloodAtTheSecondOnsetAndConservesTheRest) {
     }
   }
   EXPECT_EQ(jumps, 1);
+
+  // The afterload: beat 1 measured with the config's arteries (Regazzoni et al.: 0.8 mmHg s/mL,
+  // 1.2 mL/mmHg); its cardiac output is the aortic valve's flow, which must be the 3-D LV's stroke
+  // volume (the cavity's EDV - ESV) per period: valves closed but for the aortic in ejection.
+  const auto& afterload = circ["afterload"];
+  ASSERT_EQ(afterload["beats"].size(), 1u);
+  const auto& measured = afterload["beats"][0];
+  EXPECT_EQ(measured["beat"], 1);
+  EXPECT_DOUBLE_EQ(measured["resistance_mmHg_s_per_mL"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(measured["compliance_mL_per_mmHg"].get<double>(), 1.2);
+  const auto& beat1 = r.summary["cavities"][0]["beats"][0];
+  const double sv = beat1["EDV_mL"].get<double>() - beat1["ESV_mL"].get<double>();
+  EXPECT_NEAR(measured["cardiac_output_L_per_min"].get<double>(), sv * 75.0 / 1000.0, 0.01 * sv * 75.0 / 1000.0);
+  EXPECT_NE(afterload["systemic_arteries"]["compliance_mL_per_mmHg"].get<double>(), 1.2);
+  EXPECT_NE(log.str().find("afterload: beat 1 aortic"), std::string::npos);
   fs::remove_all(out);
 }
 
