@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cardio/config/config.hpp"
+#include "cardio/core/error.hpp"
 #include "config/heart_config.hpp"
 #include "heart/beat_run.hpp"
 #include "mesh/mesh_stage.hpp"
@@ -83,6 +84,21 @@ TEST(ClosedLoopBeat, RealBiventricleConservesBloodAndFollowsTheValves) {
                                           "filling"};
   EXPECT_EQ(lv_phases, expected);
   fs::remove_all(out);
+}
+
+TEST(ClosedLoopBeat, AnAfterloadTargetUpsideDownIsRefusedNamingTheKey) {
+  auto doc = config::Document::load_file(std::string(CARDIO_SOURCE_DIR) + "/configs/biv_closed_loop.yaml");
+  doc->set_override("circulation.closed_loop.afterload.aortic_systolic_pressure=80 mmHg");
+  doc->set_override("circulation.closed_loop.afterload.aortic_diastolic_pressure=120 mmHg");
+  try {
+    (void)pipeline::parse_heart_config(*doc);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("circulation.closed_loop.afterload.aortic_diastolic_pressure (120 mmHg) must "
+                                         "be below aortic_systolic_pressure (80 mmHg)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // The fill and the afterload calibration in one run of two beats: both act at the second onset.

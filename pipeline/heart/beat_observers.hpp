@@ -134,6 +134,7 @@ class ProgressReport final : public BeatObserver {
   void log_finished_beat(const BeatLoop& loop);
   /// circulation.closed_loop.fill: the LV EDP at the onset just begun and the blood added for it.
   void log_blood_fill(const BeatLoop& loop);
+  /// circulation.closed_loop.afterload: the aortic pressures of the beat just ended and the R and C found.
   void log_afterload(const BeatLoop& loop);
 
   int m_beats;
