@@ -258,6 +258,34 @@ TEST_F(BatchTest, LocalCohortWithAFailingCaseAndCollect) {
 
 // Interrupting a batch (SIGTERM, as Slurm or a Ctrl-C would) leaves resumable cases; running the
 // batch again resumes them from their checkpoints (cardiac run --resume).
+// The values each patient's run calibrated are columns of the cohort table: read from summaries written
+// by hand (a folder of finished runs without batch.json), empty where a run did not calibrate them.
+TEST_F(BatchTest, CollectTabulatesWhatEachRunCalibrated) {
+  write(m_dir / "runs" / "calibrated" / "summary.json",
+        R"({"tension_calibration": {"peak_tension_kPa": 119.7},
+            "circulation": {"blood_volume_added_mL": 338.9,
+                            "afterload": {"systemic_arteries": {"resistance_mmHg_s_per_mL": 0.626,
+                                                                "compliance_mL_per_mmHg": 1.87}}}})");
+  write(m_dir / "runs" / "plain" / "summary.json", R"({"cavities": [{"name": "lv", "EF": 0.55}]})");
+  const Result r = cardiac("collect runs --no-figures");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto rows = parse_csv(slurp(m_dir / "runs" / "cohort.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  std::map<std::string, std::map<std::string, std::string>> by_case;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    for (std::size_t k = 0; k < rows[0].size() && k < rows[i].size(); ++k) by_case[rows[i][0]][rows[0][k]] = rows[i][k];
+  EXPECT_EQ(by_case["calibrated"]["calibrated_peak_tension_kPa"], "119.7");
+  EXPECT_EQ(by_case["calibrated"]["blood_volume_added_mL"], "338.9");
+  EXPECT_EQ(by_case["calibrated"]["systemic_resistance_mmHg_s_per_mL"], "0.626");
+  EXPECT_EQ(by_case["calibrated"]["systemic_compliance_mL_per_mmHg"], "1.87");
+  for (const char* column : {"calibrated_peak_tension_kPa", "blood_volume_added_mL",
+                             "systemic_resistance_mmHg_s_per_mL", "systemic_compliance_mL_per_mmHg"}) {
+    ASSERT_TRUE(by_case["plain"].count(column)) << column;
+    EXPECT_EQ(by_case["plain"][column], "") << column;
+  }
+  EXPECT_EQ(by_case["plain"]["lv_EF"], "0.55");
+}
+
 TEST_F(BatchTest, InterruptedCasesAreResumed) {
   write(m_dir / "cohort.yaml", "base_config: " + kBase.string() +
                                    "\nset: {geometry.phantom.voxel_size: 2 mm, simulation.beats: 1}\n"

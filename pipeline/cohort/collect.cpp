@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <utility>
 
 #include "cardio/core/atomic_file.hpp"
 #include "cohort/batch.hpp"
@@ -144,6 +145,14 @@ constexpr const char* kClinicalHeart[] = {"GLS_percent", "GCS_percent", "GRS_per
 constexpr const char* kHaemodynamics[] = {"peak_pressure_mmHg", "arterial_systolic_pressure_mmHg",
                                           "arterial_diastolic_pressure_mmHg", "cardiac_output_L_per_min"};
 
+/// The values a run calibrated for its patient (heartbeat.md, "Your patient's heart"), by JSON pointer
+/// into summary.json: empty where the run did not calibrate them.
+constexpr std::pair<const char*, const char*> kCalibrated[] = {
+    {"calibrated_peak_tension_kPa", "/tension_calibration/peak_tension_kPa"},
+    {"blood_volume_added_mL", "/circulation/blood_volume_added_mL"},
+    {"systemic_resistance_mmHg_s_per_mL", "/circulation/afterload/systemic_arteries/resistance_mmHg_s_per_mL"},
+    {"systemic_compliance_mL_per_mmHg", "/circulation/afterload/systemic_arteries/compliance_mL_per_mmHg"}};
+
 std::vector<std::string> csv_header(const std::vector<std::string>& cavities) {
   std::vector<std::string> header{"case", "status", "exit_code", "reason"};
   for (const auto& c : cavities)
@@ -156,6 +165,7 @@ std::vector<std::string> csv_header(const std::vector<std::string>& cavities) {
     for (const char* q : kHaemodynamics) header.push_back(c + "_" + q);
   header.push_back("clinical_inside");
   header.push_back("clinical_compared");
+  for (const auto& [column, pointer] : kCalibrated) header.push_back(column);
   return header;
 }
 
@@ -203,6 +213,10 @@ std::vector<std::string> csv_fields(const Row& r, const std::vector<std::string>
     f.push_back(v ? num(*v) : "");
   }
   clinical_fields(r, cavities, f);
+  for (const auto& [column, pointer] : kCalibrated) {
+    const json::json_pointer at(pointer);
+    f.push_back(r.summary.contains(at) ? num(r.summary.at(at)) : "");
+  }
   return f;
 }
 
