@@ -5,7 +5,8 @@
 # uninterrupted run: summary.json numbers (timing fields aside), final.vtu, every frame,
 # series.pvd, timeseries.csv, regional_strain.csv. A resume against a changed config is refused.
 # With CASE closed_loop, the real biventricle in the closed-loop circulation (configs/biv_closed_loop.yaml
-# at 3 mm): the loop's state is in the checkpoint too.
+# at 3 mm, two beats, with the blood fill and the afterload calibration): the loop's state and the
+# calibrations' are in the checkpoint too.
 # usage: resume_test.sh CARDIAC_EXE SOURCE_DIR [CASE]
 set -uo pipefail
 EXE=$1
@@ -16,7 +17,12 @@ trap 'rm -rf "$DIR"' EXIT
 cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
 if [ "$CASE" == closed_loop ]; then
-  ARGS=(--set "geometry.surface.voxel_size=3 mm" --set simulation.beats=1 --set "simulation.checkpoint_interval=40 ms" --no-figures)
+  # Two beats with the blood fill and the afterload calibration, which both act at the second onset
+  # (t = 1000 ms): a stop on either side of it must resume to the same numbers.
+  ARGS=(--set "geometry.surface.voxel_size=3 mm" --set simulation.beats=2 --set "simulation.checkpoint_interval=40 ms"
+        --set "circulation.closed_loop.fill.lv_end_diastolic_pressure=9 mmHg"
+        --set "circulation.closed_loop.afterload.aortic_systolic_pressure=120 mmHg"
+        --set "circulation.closed_loop.afterload.aortic_diastolic_pressure=80 mmHg" --no-figures)
   CFG="$SRC/configs/biv_closed_loop.yaml"
 else
   ARGS=(--set "geometry.phantom.voxel_size=2 mm" --set simulation.beats=1 --set "simulation.checkpoint_interval=40 ms" --no-figures)
