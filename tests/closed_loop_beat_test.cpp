@@ -154,6 +154,13 @@ TEST(ClosedLoopBeat, FillAndAfterloadActAtTheSecondOnsetAndConserveTheRest) {
   EXPECT_NEAR(measured["cardiac_output_L_per_min"].get<double>(), sv * 75.0 / 1000.0, 0.01 * sv * 75.0 / 1000.0);
   EXPECT_NE(afterload["systemic_arteries"]["compliance_mL_per_mmHg"].get<double>(), 1.2);
   EXPECT_NE(log.str().find("afterload: beat 1 aortic"), std::string::npos);
+  // The clinical comparison says which of its values the afterload set: they are inputs of the run.
+  std::map<std::string, std::string> calibrated_by;
+  for (const auto& q : r.summary["clinical_comparison"])
+    if (q.contains("calibrated_by")) calibrated_by[q["quantity"].get<std::string>()] = q["calibrated_by"];
+  EXPECT_EQ(calibrated_by,
+            (std::map<std::string, std::string>{{"LV peak pressure", "circulation.closed_loop.afterload"},
+                                                {"aortic diastolic pressure", "circulation.closed_loop.afterload"}}));
   fs::remove_all(out);
 }
 

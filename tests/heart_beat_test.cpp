@@ -73,6 +73,7 @@ void check_clinical_measures(const nlohmann::json& summary, const std::vector<st
     EXPECT_LE(lo, hi) << q.dump();
     EXPECT_EQ(q["inside"].get<bool>(), lo <= v && v <= hi) << q.dump();
     EXPECT_FALSE(q["source"].get<std::string>().empty());
+    EXPECT_FALSE(q.contains("calibrated_by")) << "nothing is calibrated in this run: " << q.dump();
     value[q["quantity"].get<std::string>()] = v;
   }
   // The LV phantom has no RV: 9 quantities, and no RV entry.

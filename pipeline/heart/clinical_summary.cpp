@@ -109,6 +109,21 @@ std::map<std::string_view, double> clinical_values(const json& summary, const ci
   return v;
 }
 
+/// The compared quantities a calibration of this run set to its target (key -> the config key): they
+/// are inputs of the run, not its predictions.
+std::map<std::string_view, std::string> calibrated_quantities(const json& summary) {
+  std::map<std::string_view, std::string> by;
+  if (const auto t = summary.find("tension_calibration"); t != summary.end() && t->contains("target")) {
+    const bool ef = (*t)["target"] == "ejection_fraction";
+    by[ef ? "lv_ef" : "lv_peak_pressure"] = "activation.target";
+  }
+  if (summary.contains(json::json_pointer("/circulation/afterload"))) {
+    by["lv_peak_pressure"] = "circulation.closed_loop.afterload";  // the aortic systolic pressure, past the valve
+    by["aortic_diastolic_pressure"] = "circulation.closed_loop.afterload";
+  }
+  return by;
+}
+
 }  // namespace
 
 void add_clinical_measures(json& summary, const circulation::CavityCoupling& cavities, std::size_t lv, double period_ms,
@@ -118,6 +133,7 @@ void add_clinical_measures(json& summary, const circulation::CavityCoupling& cav
       summary["cavities"][c]["haemodynamics"] = haemodynamics(cavities.cycles()[c], period_ms, series);
   add_global_measures(summary);
   const auto values = clinical_values(summary, cavities, lv);
+  const auto calibrated = calibrated_quantities(summary);
   json comparison = json::array();
   for (const ClinicalRange& r : kClinicalRanges) {
     const auto it = values.find(r.key);
@@ -128,6 +144,7 @@ void add_clinical_measures(json& summary, const circulation::CavityCoupling& cav
                           {"normal_range", {r.lo, r.hi}},
                           {"source", r.source},
                           {"inside", r.lo <= it->second && it->second <= r.hi}});
+    if (const auto c = calibrated.find(r.key); c != calibrated.end()) comparison.back()["calibrated_by"] = c->second;
   }
   summary["clinical_comparison"] = comparison;
 }
