@@ -4,7 +4,8 @@ marker against its normal adult band (docs/figures.md). Used by run_figures.py.
 The quantities have different units, so each row has its own scale: the normal range [lo, hi] is
 drawn as the same band, from 0 to 1 on a shared axis x = (value - lo) / (hi - lo); the value, its
 unit and the range are written beside it. Values beyond the axis (a rodent-sized heart's volume,
-say) are drawn at its edge as an arrow pointing out.
+say) are drawn at its edge as an arrow pointing out. A value a calibration of the run set to its
+target (`calibrated_by`: an input, not a prediction) is drawn hollow and marked "calibrated".
 """
 from __future__ import annotations
 
@@ -54,13 +55,15 @@ def fig_clinical_ranges(summary: dict, out: Path) -> list[Path]:
         x = (v - lo) / (hi - lo)
         inside = bool(r.get("inside", lo <= v <= hi))
         colour = style.PALETTE[0] if inside else style.PALETTE[1]
+        face = "none" if r.get("calibrated_by") else colour
         if x < X_MIN or x > X_MAX:
             edge = X_MIN + 0.05 if x < X_MIN else X_MAX - 0.05
-            ax.plot(edge, y, "<" if x < X_MIN else ">", ms=5, color=colour, zorder=3)
+            ax.plot(edge, y, "<" if x < X_MIN else ">", ms=5, color=colour, mfc=face, zorder=3)
         else:
-            ax.plot(x, y, "o" if inside else "D", ms=4.5, color=colour, zorder=3)
+            ax.plot(x, y, "o" if inside else "D", ms=4.5, color=colour, mfc=face, zorder=3)
         unit = r.get("unit", "")
-        ax.text(X_MAX + 0.08, y, f"{fmt(v)} {unit}   (normal {fmt(lo)} to {fmt(hi)})", va="center", ha="left",
+        note = ", calibrated" if r.get("calibrated_by") else ""
+        ax.text(X_MAX + 0.08, y, f"{fmt(v)} {unit}   (normal {fmt(lo)} to {fmt(hi)}{note})", va="center", ha="left",
                 fontsize=style.TICK_SIZE, color="k" if inside else style.PALETTE[1], clip_on=False)
     ax.set_yticks(range(n))
     ax.set_yticklabels([r.get("quantity", "?") for r in reversed(rows)])
@@ -74,7 +77,9 @@ def fig_clinical_ranges(summary: dict, out: Path) -> list[Path]:
     for y in range(n):
         ax.axhline(y, color=style.FAINT, lw=0.3, zorder=0)
     inside_n = sum(1 for r in rows if r.get("inside"))
-    ax.set_title(f"Against the clinic: {inside_n} of {n} quantities inside their normal range",
+    calibrated_n = sum(1 for r in rows if r.get("calibrated_by"))
+    set_by = f" ({calibrated_n} set by calibrations, hollow)" if calibrated_n else ""
+    ax.set_title(f"Against the clinic: {inside_n} of {n} quantities inside their normal range{set_by}",
                  fontsize=style.FONT_SIZE)
     # Leave room on the right for the value column.
     fig.get_layout_engine().set(rect=(0, 0, 0.74, 1))
