@@ -24,7 +24,7 @@ double TensionCalibration::next(double measured) {
     // afterload that changed between the beats (the fill, the afterload calibration) can make the value
     // barely move with the tension, and the secant then asks for a far too large step (measured: EF
     // 0.702 -> 0.697 for 200 -> 171 kPa while the afterload fell asked for 85 kPa).
-    const double slope = (m1 - m0) / (t1 - t0), proportional = m1 / t1;
+    const double slope = t1 != t0 ? (m1 - m0) / (t1 - t0) : 0.0, proportional = m1 / t1;
     if (slope > 0 && slope >= proportional / kSecantRange && slope <= proportional * kSecantRange)
       proposal = t1 + (m_target.value - m1) / slope;
   }

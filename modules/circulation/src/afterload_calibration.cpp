@@ -11,8 +11,8 @@
 namespace cardio::circulation {
 namespace {
 
-/// The root of a monotonic f on [lo, hi] by bisection in log space (f(lo) and f(hi) of either sign
-/// order; an end where there is no sign change).
+/// The root of f on [lo, hi], rising (`increasing`) or falling, by bisection in log space; where f has
+/// no root inside, the end of the interval nearest to one.
 template <class F>
 double log_bisect(F f, double lo, double hi, bool increasing) {
   for (int k = 0; k < 50; ++k) {
