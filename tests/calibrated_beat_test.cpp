@@ -1,5 +1,5 @@
-// The calibrated patient beat (configs/biv_calibrated.yaml, label `long`: about 5 minutes on 2
-// cores), run as a user runs it. Checked against what is independent of the run's own controllers:
+// The default case, the calibrated patient beat (configs/biv_calibrated.yaml, label `long`: about
+// 5 minutes on 2 cores), run as a user runs it. Checked against what is independent of the run's own controllers:
 // the unloaded heart, beating in the closed loop filled to the image's LV pressure, fills the LV back
 // to the image's cavity volume (mesh_report.json, measured on the imaged mesh) within 5 %; the blood
 // volume less what the fill added is conserved to 1e-9; the run stops periodic with the fill, the
