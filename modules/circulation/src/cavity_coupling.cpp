@@ -68,7 +68,8 @@ void CavityCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd
   if (m_loop) {
     Eigen::Vector2d begin = Eigen::Vector2d::Zero();
     for (std::size_t c = 0; c < m_cycles.size(); ++c) begin[m_ventricle[c]] = m_cycles[c].volume_mL();
-    m_loop->project(mass, free_mask, dt, begin, x, v);
+    const Eigen::Vector2d end_mm3 = m_loop->project(mass, free_mask, dt, begin, x, v);
+    for (std::size_t c = 0; c < m_cycles.size(); ++c) m_projected_mm3[c] = end_mm3[m_ventricle[c]];
     return;
   }
   for (std::size_t c = 0; c < m_cycles.size(); ++c) {

@@ -64,8 +64,9 @@ ClosedLoopCoupling::ClosedLoopCoupling(const ClosedLoopParams& params, ClosedLoo
   for (int c = 0; c < 2; ++c) m_pressure[c] = is_3d(c) ? 0.0 : m_loop.pressure_mmHg(kVentricle[std::size_t(c)]);
 }
 
-void ClosedLoopCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask, double dt,
-                                 const Eigen::Vector2d& volumes_begin_mL, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v) {
+Eigen::Vector2d ClosedLoopCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask, double dt,
+                                            const Eigen::Vector2d& volumes_begin_mL, Eigen::Matrix3Xd& x,
+                                            Eigen::Matrix3Xd& v) {
   const double kappa_dt2 = units::kMmHgInKPa * dt * dt;  // phi per mmHg
   std::array<std::optional<VolumePath>, 2> path;
   Eigen::Vector2d v_begin, elastance = Eigen::Vector2d::Zero();
@@ -107,8 +108,13 @@ void ClosedLoopCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matri
   if (!p.allFinite())
     CARDIO_FAIL("closed loop: non-finite ventricular pressure at t = " << m_loop.time_ms() << " ms: the wall folded");
   m_pressure = p;
+  Eigen::Vector2d end_mm3 = Eigen::Vector2d::Zero();
   for (int c = 0; c < 2; ++c)
-    if (is_3d(c)) path[std::size_t(c)]->move(p[c] * kappa_dt2, dt, x, &v);
+    if (is_3d(c)) {
+      path[std::size_t(c)]->move(p[c] * kappa_dt2, dt, x, &v);
+      end_mm3[c] = path[std::size_t(c)]->volume_mm3(p[c] * kappa_dt2);  // exact: every point moved along phi d
+    }
+  return end_mm3;
 }
 
 VentricleFlows ClosedLoopCoupling::advance(double dt) { return m_loop.step_with_pressures(dt, m_pressure); }

@@ -37,11 +37,22 @@ void check_cavity(const CavitySurface& c, Eigen::Index n_nodes) {
                    "cavity '" << c.name << "' has a triangle with point " << i << " outside [0, " << n_points << ")");
 }
 
-/// Surface points (mesh nodes, then the lid centre) relative to their centroid.
+/// Surface points (mesh nodes, then the lid centre) relative to their centroid. This and the other
+/// per-node loops below run every step between the element loops: serial, they left the second
+/// thread idle for about a tenth of a beat's time (docs/performance.md).
 Eigen::Matrix3Xd centred_points(const CavitySurface& c, const Eigen::Matrix3Xd& x) {
-  Eigen::Matrix3Xd p = meshing::surface_points(c, x);
-  const Eigen::Vector3d centroid = p.rowwise().sum() / double(p.cols());
-  p.colwise() -= centroid;
+  const auto n = static_cast<Eigen::Index>(c.nodes.size());
+  Eigen::Matrix3Xd p(3, n + (c.has_lid() ? 1 : 0));
+  parallel_for(n, [&](std::int64_t i) { p.col(i) = x.col(c.nodes[std::size_t(i)]); });
+  if (c.has_lid()) {  // as meshing::surface_points: the rim's mean
+    Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+    for (std::int32_t r : c.rim) centre += p.col(r);
+    p.col(n) = centre / double(c.rim.size());
+  }
+  Eigen::Vector3d centroid;
+  for (int d = 0; d < 3; ++d) centroid[d] = deterministic_sum(p.cols(), [&](std::int64_t i) { return p(d, i); });
+  centroid /= double(p.cols());
+  parallel_for(p.cols(), [&](std::int64_t i) { p.col(i) -= centroid; });
   return p;
 }
 
@@ -96,8 +107,10 @@ Eigen::Matrix3Xd node_gradient(const CavitySurface& c, const Eigen::Matrix3Xd& p
     }
   });
   Eigen::Matrix3Xd g = std::move(part[0]);
-  for (std::size_t b = 1; b < part.size(); ++b) g += part[b];
-  g /= 6.0;
+  parallel_for(g.cols(), [&](std::int64_t i) {  // per point, the blocks in block order
+    for (std::size_t b = 1; b < part.size(); ++b) g.col(i) += part[b].col(i);
+    g.col(i) /= 6.0;
+  });
   const auto n = static_cast<Eigen::Index>(c.nodes.size());
   if (c.has_lid()) {
     const Eigen::Vector3d share = g.col(n) / double(c.rim.size());
@@ -146,18 +159,20 @@ struct Direction {
 Direction direction(const CavitySurface& c, const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free,
                     const Eigen::Matrix3Xd& g) {
   const auto n = static_cast<Eigen::Index>(c.nodes.size());
+  const auto node = [&](std::int64_t k) { return c.nodes[static_cast<std::size_t>(k)]; };
+  const auto bad_mass = [&](std::int64_t k) { return !(mass[node(k)] > 0 && std::isfinite(mass[node(k)])); };
+  if (const std::int64_t k = parallel_first(n, bad_mass); k >= 0)
+    CARDIO_FAIL("cavity '" << c.name << "': node " << node(k) << " has mass " << mass[node(k)]
+                           << " mg; expected a finite value > 0");
   Direction r;
   r.d = Eigen::Matrix3Xd::Zero(3, n + (c.has_lid() ? 1 : 0));
-  for (Eigen::Index k = 0; k < n; ++k) {
-    const std::int32_t node = c.nodes[static_cast<std::size_t>(k)];
-    const double m = mass[node];
-    CARDIO_CHECK(m > 0 && std::isfinite(m),
-                 "cavity '" << c.name << "': node " << node << " has mass " << m << " mg; expected a finite value > 0");
+  parallel_for(n, [&](std::int64_t k) {
     Eigen::Vector3d gm = g.col(k);
-    if (free.size() > 0) gm = gm.cwiseProduct(free.col(node));
-    r.d.col(k) = gm / m;
-    r.gMg += gm.dot(r.d.col(k));
-  }
+    if (free.size() > 0) gm = gm.cwiseProduct(free.col(node(k)));
+    r.d.col(k) = gm / mass[node(k)];
+  });
+  // g.M^-1 g over the free components = sum m |M^-1 g|^2.
+  r.gMg = deterministic_sum(n, [&](std::int64_t k) { return mass[node(k)] * r.d.col(k).squaredNorm(); });
   if (c.has_lid()) {
     Eigen::Vector3d mean = Eigen::Vector3d::Zero();
     for (std::int32_t rim : c.rim) mean += r.d.col(rim);
@@ -189,17 +204,17 @@ double volume_of(const CavitySurface& c, const Eigen::Matrix3Xd& x) {
   return six_volume(c, centred_points(c, x)) / 6.0;
 }
 
-/// x += phi d on the cavity's nodes; v += phi d / dt if given. Returns the largest displacement.
+/// x += phi d on the cavity's nodes (each once: the parallel writes are disjoint); v += phi d / dt
+/// if given. Returns the largest displacement.
 double move(const CavitySurface& c, const Eigen::Matrix3Xd& d, double phi, double dt, Eigen::Matrix3Xd& x,
             Eigen::Matrix3Xd* v) {
-  double max_disp = 0;
-  for (std::size_t k = 0; k < c.nodes.size(); ++k) {
-    const Eigen::Vector3d dx = phi * d.col(Eigen::Index(k));
-    x.col(c.nodes[k]) += dx;
-    if (v) v->col(c.nodes[k]) += dx / dt;
-    max_disp = std::max(max_disp, dx.norm());
-  }
-  return max_disp;
+  const auto n = static_cast<std::int64_t>(c.nodes.size());
+  parallel_for(n, [&](std::int64_t k) {
+    const Eigen::Vector3d dx = phi * d.col(k);
+    x.col(c.nodes[std::size_t(k)]) += dx;
+    if (v) v->col(c.nodes[std::size_t(k)]) += dx / dt;
+  });
+  return std::abs(phi) * parallel_max(n, [&](std::int64_t k) { return d.col(k).norm(); });
 }
 
 }  // namespace

@@ -33,9 +33,11 @@ class ClosedLoopCoupling {
   /// The step from loop time t to t + dt: solve for the pressures and move the 3-D cavities' free
   /// nodes (x: X_free on entry; v gets the position change / dt). Does not advance the loop.
   /// volumes_begin_mL: the 3-D ventricles' volumes at the start of the step (0-D: ignored).
+  /// Returns each 3-D ventricle's end-of-step volume [mm^3] (the path's exact cubic at the solved
+  /// pressure; 0 for a 0-D ventricle), so that callers need not sum the surface again.
   /// Throws cardio::Error when Newton does not converge (names the step).
-  void project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask, double dt,
-               const Eigen::Vector2d& volumes_begin_mL, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v);
+  Eigen::Vector2d project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask, double dt,
+                          const Eigen::Vector2d& volumes_begin_mL, Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v);
   /// Advance the loop by dt with the pressures of the last project().
   VentricleFlows advance(double dt);
 
