@@ -38,17 +38,10 @@ void check_cavity(const CavitySurface& c, Eigen::Index n_nodes) {
 }
 
 /// Surface points (mesh nodes, then the lid centre) relative to their centroid. This and the other
-/// per-node loops below run every step between the element loops: serial, they left the second
-/// thread idle for about a tenth of a beat's time (docs/performance.md).
+/// per-node loops below run every step between the element loops, so they run on the team (serial,
+/// they idled the second thread: 2.6 % of the default case's beat time, docs/performance.md).
 Eigen::Matrix3Xd centred_points(const CavitySurface& c, const Eigen::Matrix3Xd& x) {
-  const auto n = static_cast<Eigen::Index>(c.nodes.size());
-  Eigen::Matrix3Xd p(3, n + (c.has_lid() ? 1 : 0));
-  parallel_for(n, [&](std::int64_t i) { p.col(i) = x.col(c.nodes[std::size_t(i)]); });
-  if (c.has_lid()) {  // as meshing::surface_points: the rim's mean
-    Eigen::Vector3d centre = Eigen::Vector3d::Zero();
-    for (std::int32_t r : c.rim) centre += p.col(r);
-    p.col(n) = centre / double(c.rim.size());
-  }
+  Eigen::Matrix3Xd p = meshing::surface_points(c, x);
   Eigen::Vector3d centroid;
   for (int d = 0; d < 3; ++d) centroid[d] = deterministic_sum(p.cols(), [&](std::int64_t i) { return p(d, i); });
   centroid /= double(p.cols());

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cardio/core/error.hpp"
+#include "cardio/core/parallel.hpp"
 
 namespace cardio::meshing {
 namespace {
@@ -38,7 +39,8 @@ Lattice lattice_for(const Grid& g) {
 Eigen::Matrix3Xd surface_points(const CavitySurface& cavity, const Eigen::Matrix3Xd& x) {
   const auto n = static_cast<Eigen::Index>(cavity.nodes.size());
   Eigen::Matrix3Xd p(3, n + (cavity.has_lid() ? 1 : 0));
-  for (Eigen::Index i = 0; i < n; ++i) p.col(i) = x.col(cavity.nodes[static_cast<std::size_t>(i)]);
+  // In parallel: the beat gathers every cavity's points each step (circulation's volume projection).
+  parallel_for(n, [&](std::int64_t i) { p.col(i) = x.col(cavity.nodes[static_cast<std::size_t>(i)]); });
   if (cavity.has_lid()) {
     Eigen::Vector3d centre = Eigen::Vector3d::Zero();
     for (std::int32_t r : cavity.rim) centre += p.col(r);
