@@ -114,7 +114,7 @@ std::optional<circulation::Overrun> BeatLoop::step() {
     // it (the whole diastole at the systolic step cost 12 % more steps on the default case). While
     // the tension rises or the step shrinks, look again sooner: a fast activation front stiffens
     // the wall within 50 ms by more than the safety factor allows. The step grows by at most
-    // kMaxDtGrowth per estimate: a few warm power iterations can miss a mode that takes over.
+    // kMaxDtGrowth per estimate: a few warm Lanczos steps can miss a mode that takes over.
     const double dt = std::min(m_sim.time_step.choose(stable_dt()), kMaxDtGrowth * m_dt);
     const double ta_max = m_Ta.size() > 0 ? m_Ta.maxCoeff() : 0.0;
     m_next_dt_check += dt < m_dt || ta_max > m_ta_max_at_check ? kDtCheckIntervalStiffening : kDtCheckInterval;

@@ -1,7 +1,6 @@
 #include "cardio/mechanics/integrators.hpp"
 
 #include <cmath>
-#include <random>
 
 #include "cardio/core/error.hpp"
 #include "cardio/core/parallel.hpp"
@@ -33,61 +32,6 @@ void step(Scheme scheme, NodeState& s, double t, double dt, const ForceFn& force
 
 double kinetic_energy(const NodeState& s) {
   return 0.5 * deterministic_sum(s.x.cols(), [&](std::int64_t i) { return s.mass[i] * s.v.col(i).squaredNorm(); });
-}
-
-double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations,
-                              const ForceInputs& in) {
-  return estimate_max_frequency(sys, x, iterations, nullptr, in);
-}
-
-double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations,
-                              Eigen::Matrix3Xd* vector, const ForceInputs& in) {
-  const std::int64_t n = x.cols();
-  const Eigen::Matrix3Xd& free = sys.free_mask();
-  const Eigen::VectorXd& m = sys.mass();
-  Eigen::Matrix3Xd u(3, n), fp(3, n), y(3, n), xp(3, n);
-  auto mass_norm2 = [&](const Eigen::Matrix3Xd& a) {
-    return deterministic_sum(n, [&](std::int64_t i) { return m[i] * a.col(i).squaredNorm(); });
-  };
-  std::mt19937_64 rng(12345);  // fixed seed: the estimate is deterministic
-  std::uniform_real_distribution<double> uni(-1.0, 1.0);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (int d = 0; d < 3; ++d) u(d, i) = uni(rng) * free(d, i);
-  if (vector != nullptr && vector->cols() == n && vector->allFinite()) {
-    // Warm start, with a tenth of the random vector mixed in: a mode that takes over elsewhere in
-    // the mesh (a stiffening region far from the last one) must be present in the start vector to
-    // grow within a few iterations; the last vector alone may hold almost none of it.
-    const Eigen::Matrix3Xd w = vector->cwiseProduct(free);
-    const double wn = std::sqrt(mass_norm2(w)), rn = std::sqrt(mass_norm2(u));
-    if (wn > 0 && rn > 0) u = w / wn + (0.1 / rn) * u;
-  }
-  const Eigen::Matrix3Xd none;
-  // K u by a one-sided difference from f(x), evaluated once: the step of 1e-7 of the smallest edge
-  // leaves a relative error of about 1e-7 in the frequency, at half the force evaluations of a
-  // central difference (the estimate runs every 10-50 ms of a beat).
-  Eigen::Matrix3Xd f0 = Eigen::Matrix3Xd::Zero(3, n);
-  sys.internal().add_forces(x, none, in, f0);
-  sys.add_foundation_forces(x, f0);
-  double lambda = 0;
-  for (int it = 0; it < iterations; ++it) {
-    const double un = std::sqrt(mass_norm2(u));
-    if (!(un > 0)) return 0;
-    u /= un;
-    const double umax = u.cwiseAbs().maxCoeff();
-    const double eps = 1e-7 * sys.min_edge() / umax;
-    xp = x + eps * u;
-    fp.setZero(3, n);
-    sys.internal().add_forces(xp, none, in, fp);
-    sys.add_foundation_forces(xp, fp);  // elastic supports stiffen their nodes too
-    // y = M^-1 K u with K u = -(f(x + eps u) - f(x)) / eps, restricted to free DOFs.
-    parallel_for(n,
-                 [&](std::int64_t i) { y.col(i) = (-(fp.col(i) - f0.col(i)) / eps / m[i]).cwiseProduct(free.col(i)); });
-    // Rayleigh quotient in the mass inner product: u^T M y / u^T M u (u is M-normalised).
-    lambda = deterministic_sum(n, [&](std::int64_t i) { return m[i] * u.col(i).dot(y.col(i)); });
-    u = y;
-  }
-  if (vector != nullptr) *vector = u;
-  return std::sqrt(std::max(0.0, lambda));
 }
 
 double stable_time_step(double w, double tau) {
@@ -131,7 +75,7 @@ QuasiStaticResult solve_quasi_static(const MassSpringSystem& sys, const HexMesh&
   const double h = sys.min_edge();
   const double tau = sys.internal().max_damping_time();
   Eigen::Matrix3Xd fext(3, n);
-  Eigen::Matrix3Xd mode;        // power-iteration vector, carried over (warm start)
+  Eigen::Matrix3Xd mode;        // the stable-step estimate's Ritz vector, carried over (warm start)
   Eigen::Matrix3Xd x_estimate;  // positions at the last estimate
   Eigen::Matrix3Xd x_restart;   // checkpoint: positions at the last restart from rest
   ForceInputs in;               // the inputs of the current load step

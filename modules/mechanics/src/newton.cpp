@@ -85,6 +85,23 @@ void NewtonSolver::Impl::build_pattern() {
     }
   K.makeCompressed();
   find_block_starts();
+  find_mirrors();
+}
+
+void NewtonSolver::Impl::find_mirrors() {
+  mirror.assign(std::size_t(K.nonZeros()), -1);
+  for (int col = 0; col < K.cols(); ++col)
+    for (int k = K.outerIndexPtr()[col]; k < K.outerIndexPtr()[col + 1]; ++k)
+      mirror[std::size_t(k)] = int(&at(col, K.innerIndexPtr()[k]) - K.valuePtr());
+  sym = K;
+}
+
+// The follower pressure's load stiffness is not symmetric; the Cholesky factor is of this part.
+// The same sums as Eigen's 0.5 * (K + K.transpose()), without building the transpose.
+void NewtonSolver::Impl::symmetrise() {
+  const double* v = K.valuePtr();
+  double* s = sym.valuePtr();
+  parallel_for(K.nonZeros(), [&](std::int64_t k) { s[k] = 0.5 * (v[k] + v[mirror[std::size_t(k)]]); });
 }
 
 void NewtonSolver::Impl::find_block_starts() {

@@ -27,6 +27,10 @@ struct NewtonSolver::Impl {
   // block_start[((e 8 + b) 3 + j) 8 + a] (node a's free rows are consecutive there), or -1:
   // found once, so assembly does no searching.
   std::vector<int> block_start;
+  // The pattern is structurally symmetric: K's value k at (i, j) has its mirror (j, i) at
+  // K's value mirror[k], so the symmetric part is one pass over the values (symmetrise()).
+  std::vector<int> mirror;
+  Sparse sym;  // 0.5 (K + K^T), on K's pattern
   Eigen::CholmodSupernodalLLT<Sparse, Eigen::Lower> cholmod;
   bool analysed = false;
   double next_mu = 0;            // the diagonal shift to try first (0: none)
@@ -55,6 +59,8 @@ struct NewtonSolver::Impl {
     }
   }
   void find_block_starts();
+  void find_mirrors();
+  void symmetrise();
   void add_element(std::size_t e, const ElementStiffness& Ke);
   // project: each element's tangent with its negative eigenvalues set to zero (see iterate()).
   void assemble(const Eigen::Matrix3Xd& x, bool project = false, Tangent part = Tangent::exact);

@@ -18,8 +18,7 @@ bool NewtonSolver::Impl::solve_linear(const Eigen::VectorXd& r, const NewtonOpti
     dx = lu.solve(r);
     return dx.allFinite();
   }
-  const Sparse T = K.transpose();
-  const Sparse sym = 0.5 * (K + T);  // the follower pressure's load stiffness is not symmetric
+  symmetrise();
   if (o.linear_solver == LinearSolver::cg) {
     Eigen::ConjugateGradient<Sparse, Eigen::Lower | Eigen::Upper, Eigen::IncompleteCholesky<double>> cg;
     cg.setTolerance(1e-10);

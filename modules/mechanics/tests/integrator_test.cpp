@@ -61,14 +61,17 @@ FreeBlock free_block(double damping = 0, BoundaryConditions bc = {}) {
 }
 
 TEST(IntegratorTest, StableStepEstimateMatchesSpectrum) {
+  // Restarted Lanczos: a lower bound at any number of steps (up to the finite-difference error of
+  // about 1e-7), within 1e-4 after 40 stiffness products (the power iteration used before was 2 %
+  // low after 40 and 1 % after 200).
   FreeBlock b = free_block();
-  const double w_est = estimate_max_frequency(*b.sys, b.mesh.rest, 200);
   const Eigen::MatrixXd K = testing::fd_stiffness(b.sys->internal(), b.mesh.rest);
   Eigen::VectorXd m_inv_sqrt(K.rows());
   for (Eigen::Index i = 0; i < K.rows(); ++i) m_inv_sqrt[i] = 1 / std::sqrt(b.sys->mass()[i / 3]);
   const Eigen::MatrixXd A = m_inv_sqrt.asDiagonal() * (0.5 * (K + K.transpose())) * m_inv_sqrt.asDiagonal();
   const double w_exact = std::sqrt(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(A).eigenvalues().maxCoeff());
-  EXPECT_NEAR(w_est / w_exact, 1.0, 0.01);
+  for (int steps : {5, 12, 24, 40}) EXPECT_LE(estimate_max_frequency(*b.sys, b.mesh.rest, steps), w_exact * (1 + 1e-6));
+  EXPECT_NEAR(estimate_max_frequency(*b.sys, b.mesh.rest, 40) / w_exact, 1.0, 1e-4);
   EXPECT_DOUBLE_EQ(stable_time_step(2.0, 0.0), 1.0);
   EXPECT_LT(stable_time_step(2.0, 0.1), 1.0);  // damping lowers the critical step
 }

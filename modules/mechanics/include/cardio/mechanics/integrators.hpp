@@ -24,14 +24,15 @@ using ProjectFn = std::function<void(Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v, d
 void step(Scheme scheme, NodeState& s, double t, double dt, const ForceFn& forces, const ProjectFn& project);
 
 /// Largest angular frequency of the linearised free system at x [rad/ms] with the internal forces
-/// at `in` (the active tension stiffens the fibres), by power iteration on M^-1 K with
-/// finite-difference stiffness products (deterministic start vector).
+/// at `in` (the active tension stiffens the fibres): `iterations` finite-difference stiffness
+/// products of a restarted Lanczos iteration on M^-1 K (deterministic start vector). A lower bound
+/// that is exact once converged (src/max_frequency.cpp).
 double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations = 60,
                               const ForceInputs& in = {});
 
 /// The same, warm-started: if `vector` holds a 3 x n field with free components it is the start
 /// vector (e.g. the previous call's, or a blowing-up velocity field), otherwise the deterministic
-/// random start is used; on return it holds the last iterate for the next call. A few iterations
+/// random start is used; on return it holds the Ritz vector for the next call. A few iterations
 /// from a good start vector track the largest frequency of a slowly changing (stiffening) state.
 double estimate_max_frequency(const MassSpringSystem& sys, const Eigen::Matrix3Xd& x, int iterations,
                               Eigen::Matrix3Xd* vector, const ForceInputs& in = {});
@@ -52,7 +53,7 @@ struct QuasiStaticOptions {
   double dt = 0;                  ///< pseudo time step [ms]; 0: estimated at each load step
   double dt_safety = 0.8;         ///< fraction of the estimated stable step when dt = 0
   int check_every = 10;
-  /// dt = 0: the stable step is re-estimated during a load step (warm-started power iteration,
+  /// dt = 0: the stable step is re-estimated during a load step (warm-started Lanczos,
   /// `reestimate_iterations` iterations) at most every `reestimate_interval` iterations, once some
   /// node has moved more than `reestimate_move` x the smallest edge since the last estimate.
   /// Stiffening laws raise the frequencies as the load step proceeds.
@@ -78,7 +79,7 @@ struct QuasiStaticResult {
   double residual = 0;       ///< final relative residual (of the state reached, also when not converged)
   double force_scale = 0;    ///< [mN]
   int failed_load_step = 0;  ///< the load step that used up max_iterations (0: converged)
-  int estimates = 0;         ///< stable-step estimates (power iterations) made
+  int estimates = 0;         ///< stable-step estimates made
   int rollbacks = 0;         ///< restarts from a checkpoint with a smaller step
 };
 
