@@ -379,4 +379,30 @@ TEST(HeartBeat, StopsAtThePeriodicStateAndSaysAfterHowManyBeats) {
   fs::remove_all(out);
 }
 
+/// activation.target measures a beat when the next one begins, so a run that ends before that onset
+/// has not measured its last beat: the one-beat run (it crashed on the empty calibration history)
+/// completes, and each run logs the calibration of its measured beats only, never a stale line.
+TEST(HeartBeat, TensionTargetOnARunThatEndsBeforeItsNextOnset) {
+  const fs::path out = fs::temp_directory_path() / ("cardio_target_" + std::to_string(::getpid()));
+  for (int beats : {1, 2}) {
+    auto doc = config::Document::load_string(default_case_yaml(), "lv_phantom.yaml (target)");
+    doc->set_override("geometry.phantom.voxel_size=2 mm");
+    doc->set_override("simulation.beats=" + std::to_string(beats));
+    doc->set_override("activation.target.ejection_fraction=0.6");
+    const pipeline::HeartConfig cfg = pipeline::parse_heart_config(*doc);
+    const pipeline::MeshStageResult mesh = pipeline::run_mesh_stages(cfg.mesh);
+    std::ostringstream log;
+    const auto r = pipeline::run_heart_beat(*cfg.simulation, mesh.mesh, out / std::to_string(beats), &log);
+    EXPECT_TRUE(r.summary["complete"].get<bool>()) << beats << " beats";
+    const std::string text = log.str();
+    int lines = 0;
+    for (auto at = text.find("tension calibration:"); at != std::string::npos;
+         at = text.find("tension calibration:", at + 1))
+      ++lines;
+    EXPECT_EQ(lines, beats - 1) << text;
+    EXPECT_EQ(r.summary["tension_calibration"]["beats"].size(), std::size_t(beats - 1));
+  }
+  fs::remove_all(out);
+}
+
 }  // namespace
