@@ -150,9 +150,8 @@ double BeatLoop::largest_edv_change() const {
 }
 
 void BeatLoop::calibrate_tension() {
-  const auto& beats = m_cavities.cycles()[m_lv].beats();
-  if (beats.size() <= m_calibration->history().size()) return;
-  const circulation::BeatStats& b = beats.back();
+  if (tension_measured_every_beat()) return;
+  const circulation::BeatStats& b = m_cavities.cycles()[m_lv].beats().back();
   const bool ef = m_calibration->target().quantity == TensionTarget::Quantity::ejection_fraction;
   set_peak_tension(m_calibration->next(ef ? b.ef : b.peak_pressure_mmHg));
 }

@@ -86,6 +86,11 @@ class BeatLoop {
   const meshing::VoxelMesh& mesh() const { return m_mesh; }
   /// The peak tension's calibration to activation.target, if one is given.
   const TensionCalibration* tension_calibration() const { return m_calibration ? &*m_calibration : nullptr; }
+  /// The tension calibration has measured every finished LV beat: it measures a beat when the next
+  /// one begins, so a run that ends mid-beat has not measured its last one (and a one-beat run none).
+  bool tension_measured_every_beat() const {
+    return m_calibration && m_calibration->history().size() >= m_cavities.cycles()[m_lv].beats().size();
+  }
   /// The closed loop's blood volume found for circulation.closed_loop.fill, if one is given.
   const circulation::BloodFill* blood_fill() const { return m_fill ? &*m_fill : nullptr; }
   /// The systemic arteries' R and C found for circulation.closed_loop.afterload, if one is given.

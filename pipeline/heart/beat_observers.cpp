@@ -291,10 +291,8 @@ void ProgressReport::log_finished_beat(const BeatLoop& loop) {
            << (cy.converged() ? " (periodic)" : "");
     *m_log << line.str() << std::endl;
   }
-  // The calibration measures a beat when the next one begins: a run that ends mid-beat (the end of
-  // simulation.beats) has not measured its last beat, and a one-beat run none.
   const TensionCalibration* c = loop.tension_calibration();
-  if (c && c->history().size() == loop.cavities().cycles()[loop.lv()].beats().size()) {
+  if (loop.tension_measured_every_beat() && !c->history().empty()) {
     const auto [tension, measured] = c->history().back();
     *m_log << "tension calibration: Ta_max " << tension << " kPa gave " << measured << " (target " << c->target().value
            << "); " << (c->reached() ? "reached, kept" : "next beat") << " " << c->peak_tension_kPa() << " kPa"
