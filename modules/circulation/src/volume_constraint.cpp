@@ -93,7 +93,7 @@ struct BlockGradient {
 /// One block's scatter into an array over the range of points it touches only. The surface points
 /// are numbered in mesh-node order and the triangles come in the mesher's voxel order, so a block's
 /// points lie in a few layers of the grid: a whole-surface array per block would be mostly zeros to
-/// clear and add (the default case: 6-7 blocks per cavity, 4 gradients per step).
+/// clear and add (the default case: 6-7 blocks per cavity, one gradient per cavity per step).
 BlockGradient block_gradient(const CavitySurface& c, const Eigen::Matrix3Xd& p, std::size_t first, std::size_t last) {
   std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;
   for (std::size_t i = first; i < last; ++i)
