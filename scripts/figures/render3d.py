@@ -14,13 +14,18 @@ the flat cut face shows the transmural distribution.
 The surface is smooth, not the voxel facets: the cell array is averaged to the points
 (vtkCellDataToPointData), the mesh clipped, its outer surface extracted, triangulated and smoothed
 by a windowed-sinc filter (Taubin et al. 1996; vtkWindowedSincPolyDataFilter, which moves the
-points without shrinking the shape), shaded with point normals. A small x/y/z axes triad in the
+points without shrinking the shape), shaded with point normals. Before smoothing, every surface
+vertex is split into one vertex per sheet (split_sheets): where a thin wall's voxels touch only
+along an edge or at a corner, the surface is not a manifold there, and a smoothing filter pulls such
+a vertex towards both sheets at once, which drew the RV free wall of the real biventricle as spikes. A small x/y/z axes triad in the
 lower left corner turns with the camera (orientation cue); the long axis is z, base up.
 """
 import sys
 
-from vtkmodules.vtkCommonCore import vtkLookupTable
-from vtkmodules.vtkCommonDataModel import vtkPlane
+import numpy as np
+from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray, vtk_to_numpy
+from vtkmodules.vtkCommonCore import vtkLookupTable, vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPlane, vtkPolyData
 from vtkmodules.vtkFiltersCore import (vtkCellDataToPointData, vtkPolyDataNormals, vtkTriangleFilter,
                                        vtkWindowedSincPolyDataFilter)
 from vtkmodules.vtkFiltersGeneral import vtkTableBasedClipDataSet
@@ -33,18 +38,72 @@ from vtkmodules.vtkRenderingCore import (vtkActor, vtkPolyDataMapper, vtkRendere
 import vtkmodules.vtkRenderingOpenGL2  # noqa: F401  (registers the OpenGL render window)
 
 
+def triangle_sheets(triangles):
+    """For each corner (triangle t, slot k) of an (n, 3) array of point ids, the index of its sheet
+    vertex: corners at the same point share one when their triangles are joined around that point
+    through manifold edges (edges of exactly two triangles), by union-find over the corners."""
+    edges = {}
+    for t, tri in enumerate(triangles):
+        for k in range(3):
+            a, b = int(tri[k]), int(tri[(k + 1) % 3])
+            edges.setdefault((min(a, b), max(a, b)), []).append((t, k, (k + 1) % 3))
+    parent = list(range(3 * len(triangles)))
+
+    def root(c):
+        while parent[c] != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    for (a, b), sides in edges.items():
+        if len(sides) != 2:
+            continue  # a boundary or non-manifold edge joins nothing
+        (t0, k0, l0), (t1, k1, l1) = sides
+        for c0 in (3 * t0 + k0, 3 * t0 + l0):  # each of the edge's two points, matched by id
+            c1 = 3 * t1 + (k1 if triangles[t1][k1] == triangles[c0 // 3][c0 % 3] else l1)
+            r0, r1 = root(c0), root(c1)
+            if r0 != r1:
+                parent[r0] = r1
+    roots = np.array([root(c) for c in range(3 * len(triangles))], dtype=np.int64)
+    return np.unique(roots, return_inverse=True)[1]
+
+
+def split_sheets(poly):
+    """A copy of the triangle surface poly (with its point data) whose points are split per sheet
+    (triangle_sheets): a manifold surface, open where the sheets touched."""
+    triangles = vtk_to_numpy(poly.GetPolys().GetData()).reshape(-1, 4)[:, 1:]
+    sheet = triangle_sheets(triangles)
+    source = np.zeros(sheet.max() + 1 if len(sheet) else 0, dtype=np.int64)
+    source[sheet] = triangles.reshape(-1)  # the original point of each sheet vertex
+    out = vtkPolyData()
+    points = vtkPoints()
+    points.SetData(numpy_to_vtk(vtk_to_numpy(poly.GetPoints().GetData())[source], deep=True))
+    out.SetPoints(points)
+    cells = np.hstack([np.full((len(triangles), 1), 3), sheet.reshape(-1, 3)]).astype(np.int64).ravel()
+    polys = vtkCellArray()
+    polys.SetCells(len(triangles), numpy_to_vtkIdTypeArray(cells, deep=True))
+    out.SetPolys(polys)
+    data = poly.GetPointData()
+    for i in range(data.GetNumberOfArrays()):
+        values = numpy_to_vtk(vtk_to_numpy(data.GetArray(i))[source], deep=True)
+        values.SetName(data.GetArrayName(i))
+        out.GetPointData().AddArray(values)
+    return out
+
+
 def smooth_surface(source):
-    """Outer surface, triangles, windowed-sinc smoothing (sharp edges such as the rim of the cut face
-    are kept as feature edges), point normals."""
+    """Outer surface, triangles split into manifold sheets, windowed-sinc smoothing (sharp edges
+    such as the rim of the cut face are kept as feature edges), point normals."""
     surf = vtkDataSetSurfaceFilter()
     surf.SetInputConnection(source.GetOutputPort())
     tri = vtkTriangleFilter()
     tri.SetInputConnection(surf.GetOutputPort())
+    tri.Update()
     smooth = vtkWindowedSincPolyDataFilter()
-    smooth.SetInputConnection(tri.GetOutputPort())
+    smooth.SetInputData(split_sheets(tri.GetOutput()))
     smooth.SetNumberOfIterations(30)
     smooth.SetPassBand(0.05)           # lower: smoother (removes the voxel staircase)
-    smooth.BoundarySmoothingOff()
+    smooth.BoundarySmoothingOn()       # the only open edges are where sheets were split apart
     smooth.FeatureEdgeSmoothingOff()   # vertices on feature edges move only along them
     smooth.SetFeatureAngle(50.0)       # the cut face meets the walls at about 90 deg: a feature edge
     smooth.NonManifoldSmoothingOn()
