@@ -73,10 +73,13 @@ ActivationParams parse_activation(const Node& n, double period, const std::files
     for (const Node& s : n.list("sites")) {
       ActivationParams::Site site;
       site.where = s.where();
+      const int given = int(s.has("label")) + int(s.has("point")) + int(s.has("apex"));
+      if (given != 1) s.fail(given == 0 ? "point" : "apex", "give exactly one of point, label or apex");
       if (s.has("label")) {
         site.at_label = true;
         site.label = static_cast<std::int32_t>(s.integer("label", std::nullopt, 0, 2147483647L));
-        s.reject_if_present("point", "give either point or label");
+      } else if (s.has("apex")) {
+        site.apex_of = s.text("apex", std::nullopt);  // a cavity name: resolved on the mesh
       } else {
         site.point = s.vec3("point", Dimension::length, std::nullopt);
       }

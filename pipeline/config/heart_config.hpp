@@ -81,7 +81,8 @@ struct ActivationParams {
     bool at_label = false;
     Eigen::Vector3d point{0, 0, 0};  ///< [mm]
     std::int32_t label = 0;
-    double time = 0;  ///< [ms] after the beat onset
+    std::string apex_of;  ///< non-empty: the endocardial apex of this cavity (found on the mesh)
+    double time = 0;      ///< [ms] after the beat onset
     std::string where;
   };
   std::vector<Site> sites;              ///< eikonal

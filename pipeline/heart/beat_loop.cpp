@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cardio/activation/activation_times.hpp"
+#include "cardio/analysis/axis.hpp"
 #include "cardio/core/error.hpp"
 #include "cardio/imaging/image_io.hpp"
 #include "cardio/mechanics/integrators.hpp"
@@ -11,14 +12,38 @@
 namespace cardio::pipeline {
 namespace {
 
+/// The apex of the site's cavity: where the long axis (through the cavity's centroid, along the
+/// base-plane normal) leaves its endocardium towards the apex (analysis::axial_apex). A pacing site
+/// given this way is the same anatomical place on any heart, whatever the image's coordinates. It is
+/// found on the voxel lattice, the geometry of the grid the eikonal runs on: the same point for the
+/// imaged mesh, its fitted boundary and its unloaded reference.
+Eigen::Vector3d cavity_apex(const ActivationParams::Site& s, const meshing::VoxelMesh& m, std::ostream* log) {
+  const auto it =
+      std::find_if(m.cavities.begin(), m.cavities.end(), [&](const auto& c) { return c.name == s.apex_of; });
+  if (it == m.cavities.end()) {
+    std::string names;
+    for (const auto& c : m.cavities) names += (names.empty() ? "" : ", ") + c.name;
+    CARDIO_FAIL(s.where << ".apex: no cavity '" << s.apex_of
+                        << "' in the mesh (its cavities: " << (names.empty() ? "none" : names) << ")");
+  }
+  const Eigen::Vector3d p = analysis::axial_apex(*it, meshing::lattice_positions(m),
+                                                 analysis::unit_axis_direction(analysis::cardiac_axis(m.axis)));
+  if (log) *log << s.where << ": the apex of " << s.apex_of << " at (" << p.transpose() << ") mm\n";
+  return p;
+}
+
 Eigen::VectorXd activation_times(const ActivationParams& a, const meshing::VoxelMesh& m, std::ostream* log) {
   if (a.mode == ActivationMode::synchronous) return activation::synchronous_activation(m, 0.0);
   if (a.mode == ActivationMode::image)
     return activation::activation_from_image(m, imaging::read_scalar_image(a.image), a.image.string());
   std::vector<activation::PacingSite> sites;
-  for (const auto& s : a.sites)
-    sites.push_back(s.at_label ? activation::PacingSite::at_label(s.label, s.time, s.where)
-                               : activation::PacingSite::at_point(s.point, s.time, s.where));
+  for (const auto& s : a.sites) {
+    if (s.at_label)
+      sites.push_back(activation::PacingSite::at_label(s.label, s.time, s.where));
+    else
+      sites.push_back(
+          activation::PacingSite::at_point(s.apex_of.empty() ? s.point : cavity_apex(s, m, log), s.time, s.where));
+  }
   activation::EikonalOptions o;
   o.velocity = {a.velocity_fibre, a.velocity_cross};
   const Eigen::VectorXd t = activation::eikonal_activation(m, sites, o);

@@ -1,6 +1,7 @@
 #include "cardio/analysis/axis.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "cardio/core/error.hpp"
 
@@ -61,6 +62,41 @@ Eigen::Vector3d endocardial_apex(const meshing::CavitySurface& lv_cavity, const 
     }
   }
   return x.col(best);
+}
+
+namespace {
+
+/// The line parameter t at which c + t l crosses the triangle (a, b, c2), if it does (Moller and
+/// Trumbore 1997, J Graphics Tools 2:21; both orientations, edges included).
+std::optional<double> line_crossing(const Eigen::Vector3d& c, const Eigen::Vector3d& l, const Eigen::Vector3d& a,
+                                    const Eigen::Vector3d& b, const Eigen::Vector3d& c2) {
+  const Eigen::Vector3d e1 = b - a, e2 = c2 - a, p = l.cross(e2);
+  const double det = e1.dot(p);
+  if (std::abs(det) < 1e-14 * e1.norm() * e2.norm()) return std::nullopt;  // the line is in the triangle's plane
+  const Eigen::Vector3d s = c - a;
+  const double u = s.dot(p) / det;
+  if (u < 0 || u > 1) return std::nullopt;
+  const Eigen::Vector3d q = s.cross(e1);
+  const double v = l.dot(q) / det;
+  if (v < 0 || u + v > 1) return std::nullopt;
+  return e2.dot(q) / det;
+}
+
+}  // namespace
+
+Eigen::Vector3d axial_apex(const meshing::CavitySurface& cavity, const Eigen::Matrix3Xd& x,
+                           const Eigen::Vector3d& direction) {
+  const Eigen::Vector3d l = unit_axis_direction(CardiacAxis{Eigen::Vector3d::Zero(), direction});
+  const Eigen::Vector3d c = cavity_centroid(cavity, x);
+  const Eigen::Matrix3Xd p = meshing::surface_points(cavity, x);
+  std::optional<double> lowest;
+  for (std::int64_t i = 0; i < cavity.n_endocardial_triangles; ++i) {
+    const auto& t = cavity.triangles[std::size_t(i)];
+    const auto hit = line_crossing(c, l, p.col(t[0]), p.col(t[1]), p.col(t[2]));
+    if (hit && (!lowest || *hit < *lowest)) lowest = hit;
+  }
+  if (!lowest || *lowest >= 0) return endocardial_apex(cavity, x, direction);
+  return c + *lowest * l;
 }
 
 }  // namespace cardio::analysis

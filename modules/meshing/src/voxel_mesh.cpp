@@ -36,6 +36,20 @@ Lattice lattice_for(const Grid& g) {
 
 }  // namespace
 
+Eigen::Matrix3Xd lattice_positions(const VoxelMesh& m) {
+  const Lattice lattice = lattice_for(m.grid);
+  Eigen::Matrix3Xd x(3, m.mesh.n_nodes());
+  for (std::size_t e = 0; e < m.mesh.hexes.size(); ++e) {
+    const Index3 ijk = m.grid.index(m.voxel[e]);
+    for (int n = 0; n < 8; ++n) {  // corner ijk + offset of the voxel centred at ijk: index ijk + o - 1/2
+      const Index3& o = lattice.offset[std::size_t(n)];
+      x.col(m.mesh.hexes[e][std::size_t(n)]) = m.grid.point(
+          Eigen::Vector3d(double(ijk[0] + o[0]) - 0.5, double(ijk[1] + o[1]) - 0.5, double(ijk[2] + o[2]) - 0.5));
+    }
+  }
+  return x;
+}
+
 Eigen::Matrix3Xd surface_points(const CavitySurface& cavity, const Eigen::Matrix3Xd& x) {
   const auto n = static_cast<Eigen::Index>(cavity.nodes.size());
   Eigen::Matrix3Xd p(3, n + (cavity.has_lid() ? 1 : 0));

@@ -334,5 +334,17 @@ TEST(BoundaryFit, VoxelBallIsFittedToItsSphere) {
     EXPECT_GT(mechanics::min_corner_jacobian(mechanics::gather(m.mesh.rest, m.mesh.hexes[std::size_t(e)])), 0);
 }
 
+TEST(VoxelMesh, LatticePositionsAreTheBuiltNodesAndStayWhenTheNodesMove) {
+  for (const bool left_handed : {false, true}) {  // the k offsets are mirrored on left-handed grids
+    const Grid g = oblique_grid({8, 7, 6}, {1.0, 1.2, 0.8}, left_handed);
+    const RoleVolume roles = open_box(g);
+    VoxelMesh m = build_voxel_mesh(roles, classify_boundary(roles, BaseSpec{}), uniform_frames(roles), 1.06);
+    const Eigen::Matrix3Xd built = m.mesh.rest;
+    EXPECT_LT((lattice_positions(m) - built).cwiseAbs().maxCoeff(), 1e-12) << "left-handed " << left_handed;
+    m.mesh.rest.array() += 0.3;  // a boundary fit or an unloading moves the nodes, not the lattice
+    EXPECT_LT((lattice_positions(m) - built).cwiseAbs().maxCoeff(), 1e-12) << "left-handed " << left_handed;
+  }
+}
+
 }  // namespace
 }  // namespace cardio::meshing

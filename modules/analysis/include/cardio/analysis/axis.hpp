@@ -39,4 +39,13 @@ Eigen::Vector3d cavity_centroid(const meshing::CavitySurface& cavity, const Eige
 Eigen::Vector3d endocardial_apex(const meshing::CavitySurface& lv_cavity, const Eigen::Matrix3Xd& x,
                                  const Eigen::Vector3d& direction);
 
+/// Where the long axis leaves the cavity towards the apex: the line through the cavity's volume
+/// centroid along `direction` (apex -> base) crossed with the endocardial triangles (lid excluded),
+/// the crossing farthest towards the apex. Unlike the lowest point (endocardial_apex), it does not
+/// wander across a blunt apex when the mesh or the axis moves a little, so a pacing site placed
+/// there is the same anatomical place on any voxelisation. Falls back to endocardial_apex if the
+/// line meets no triangle (a crescent-shaped cavity whose centroid lies outside it). [mm]
+Eigen::Vector3d axial_apex(const meshing::CavitySurface& cavity, const Eigen::Matrix3Xd& x,
+                           const Eigen::Vector3d& direction);
+
 }  // namespace cardio::analysis

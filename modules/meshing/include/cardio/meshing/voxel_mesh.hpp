@@ -74,6 +74,11 @@ struct VoxelMesh {
   LongAxis axis;
 };
 
+/// The nodes' positions on the voxel lattice [mm]: the corners of the grid's voxels, as the mesh
+/// was built before any boundary fit or unloading moved them. The same for every mesh built on the
+/// same voxels, so geometry found on it agrees with the grid the eikonal activation runs on.
+Eigen::Matrix3Xd lattice_positions(const VoxelMesh& m);
+
 /// Build the mesh. `frames` must hold one frame per myocardium voxel of `roles` (same ascending
 /// voxel order); density [mg/mm^3] gives the lumped masses.
 VoxelMesh build_voxel_mesh(const imaging::RoleVolume& roles, const BoundaryClassification& boundary,
