@@ -64,7 +64,8 @@ const std::string kApexSite = "    - {apex: lv, time: 0 ms}";
 
 TEST(PacingSite, TheLvApexOfThePhantomIsItsAnalyticEndocardialApex) {
   const std::string yaml = with_line(config_text("lv_phantom.yaml"), "apical pacing", kApexSite);
-  const FirstActivated first = first_activated(yaml, "lv_phantom.yaml (apex site)", {"geometry.phantom.voxel_size=2 mm"});
+  const FirstActivated first =
+      first_activated(yaml, "lv_phantom.yaml (apex site)", {"geometry.phantom.voxel_size=2 mm"});
   EXPECT_EQ(first.time_ms, 0.0);
   // Land et al. 2015: the endocardium's long semi-axis is 17 mm, on the z axis. The first element
   // touches the apex node: its centre is within half a voxel diagonal (1.73 mm), plus the boundary fit.
@@ -80,7 +81,9 @@ TEST(PacingSite, FollowsTheHeartWhenItIsTurnedAndMoved) {
   reader->Update();
   vtkPolyData* surface = reader->GetOutput();
   const Eigen::Vector3d shift(300, -120, 40);
-  auto move = [&](const Eigen::Vector3d& p) -> Eigen::Vector3d { return Eigen::Vector3d(p.x(), -p.z(), p.y()) + shift; };
+  auto move = [&](const Eigen::Vector3d& p) -> Eigen::Vector3d {
+    return Eigen::Vector3d(p.x(), -p.z(), p.y()) + shift;
+  };
   vtkPoints* points = surface->GetPoints();
   for (vtkIdType i = 0; i < points->GetNumberOfPoints(); ++i) {
     double p[3];
