@@ -94,7 +94,8 @@ BeatLoop::BeatLoop(const HeartSimulation& sim, const meshing::VoxelMesh& mesh, B
     m_fill.emplace(*sim.closed_loop->fill, m_cavities.closed_loop()->loop().vessel_compliance_mL_per_mmHg());
   if (sim.closed_loop && sim.closed_loop->afterload)
     m_afterload.emplace(*sim.closed_loop->afterload, sim.closed_loop->params.systemic_arteries);
-  m_dt = sim.time_step.choose(stable_dt());  // a user-given dt above the estimate at rest is refused
+  m_stable_dt_at_check = stable_dt();
+  m_dt = sim.time_step.choose(m_stable_dt_at_check);  // a user-given dt above the estimate at rest is refused
   m_velocity_decay = sim.damping_time > 0 ? std::exp(-m_dt / sim.damping_time) : 1.0;
 }
 
@@ -134,20 +135,38 @@ std::optional<circulation::Overrun> BeatLoop::step() {
   if (m_calibration) calibrate_tension();
   if (m_fill) fill_blood();
   if (m_afterload) calibrate_afterload();
-  if (m_t >= m_next_dt_check && !m_sim.time_step.dt) {
-    // Re-estimate the stable step: it shrinks as the law stiffens in systole and grows back after
-    // it (the whole diastole at the systolic step cost 12 % more steps on the default case). While
-    // the tension rises or the step shrinks, look again sooner: a fast activation front stiffens
-    // the wall within 50 ms by more than the safety factor allows. The step grows by at most
-    // kMaxDtGrowth per estimate: a few warm Lanczos steps can miss a mode that takes over.
-    const double dt = std::min(m_sim.time_step.choose(stable_dt()), kMaxDtGrowth * m_dt);
-    const double ta_max = m_Ta.size() > 0 ? m_Ta.maxCoeff() : 0.0;
-    m_next_dt_check += dt < m_dt || ta_max > m_ta_max_at_check ? kDtCheckIntervalStiffening : kDtCheckInterval;
-    m_ta_max_at_check = ta_max;
-    m_dt = dt;
-    m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
-  }
+  if (m_t >= m_next_dt_check && !m_sim.time_step.dt) update_time_step();
   return std::nullopt;
+}
+
+void BeatLoop::update_time_step() {
+  // Re-estimate the stable step: it shrinks as the law stiffens in systole and grows back after
+  // it (the whole diastole at the systolic step cost 12 % more steps on the default case). While
+  // the tension rises or the step shrinks, look again sooner: a fast activation front stiffens
+  // the wall within 50 ms by more than the safety factor allows. The step grows by at most
+  // kMaxDtGrowth per estimate: a few warm Lanczos steps can miss a mode that takes over.
+  const double stable = stable_dt();
+  const double ta_max = m_Ta.size() > 0 ? m_Ta.maxCoeff() : 0.0;
+  const bool stiffening = stable < m_stable_dt_at_check || ta_max > m_ta_max_at_check;
+  const double interval = stiffening ? kDtCheckIntervalStiffening : kDtCheckInterval;
+  const double dt = std::min(m_sim.time_step.choose(stable_dt_ahead(stable, interval)), kMaxDtGrowth * m_dt);
+  m_next_dt_check += interval;
+  m_ta_max_at_check = ta_max;
+  m_dt = dt;
+  m_velocity_decay = m_sim.damping_time > 0 ? std::exp(-m_dt / m_sim.damping_time) : 1.0;
+}
+
+double BeatLoop::stable_dt_ahead(double stable, double ahead) {
+  // The step taken now must stay stable until the next estimate: in systole the stable step shrank
+  // by up to 3.4 % per 10 ms on the LV phantom, a third of dt_safety 0.9's margin
+  // (docs/performance.md, "Fewer steps: dt_safety 0.9").
+  double expected = stable;
+  const double elapsed = m_t - m_t_at_check;
+  if (m_stable_dt_at_check > 0 && stable < m_stable_dt_at_check && elapsed > 0)
+    expected = stable * std::pow(std::max(0.5, stable / m_stable_dt_at_check), ahead / elapsed);
+  m_stable_dt_at_check = stable;
+  m_t_at_check = m_t;
+  return expected;
 }
 
 bool BeatLoop::periodic() const {
@@ -219,7 +238,7 @@ void BeatLoop::check_cavity_volumes(const std::vector<double>& volumes_mL) {
 
 void BeatLoop::save(BinaryWriter& w) const {
   w.u64(std::uint64_t(m_state.x.cols()));
-  for (double v : {m_t, m_dt, m_next_dt_check, m_ta_max_at_check}) w.f64(v);
+  for (double v : {m_t, m_dt, m_next_dt_check, m_ta_max_at_check, m_stable_dt_at_check, m_t_at_check}) w.f64(v);
   w.i64(m_steps);
   for (const Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f, &m_mode})
     w.f64s(a->data(), std::size_t(a->size()));
@@ -233,7 +252,8 @@ void BeatLoop::restore(BinaryReader& r) {
   const std::uint64_t nodes = r.u64();
   if (nodes != std::uint64_t(m_state.x.cols()))
     CARDIO_FAIL("the checkpoint has " << nodes << " nodes, the mesh " << m_state.x.cols());
-  for (double* v : {&m_t, &m_dt, &m_next_dt_check, &m_ta_max_at_check}) *v = r.f64();
+  for (double* v : {&m_t, &m_dt, &m_next_dt_check, &m_ta_max_at_check, &m_stable_dt_at_check, &m_t_at_check})
+    *v = r.f64();
   m_steps = r.i64();
   m_mode.resize(3, m_state.x.cols());
   for (Eigen::Matrix3Xd* a : {&m_state.x, &m_state.v, &m_state.f, &m_mode}) r.f64s(a->data(), std::size_t(a->size()));

@@ -102,6 +102,11 @@ class BeatLoop {
  private:
   /// The stable step now: Lanczos, warm-started from the last estimate's vector (m_mode).
   double stable_dt();
+  /// The stable step expected at the next estimate, `ahead` ms from now: while it shrinks, its last
+  /// change extrapolated geometrically (records `stable` as the last estimate).
+  double stable_dt_ahead(double stable, double ahead);
+  /// The stable-step re-estimate of step(): the step, and when to look again.
+  void update_time_step();
   /// The inputs of the force evaluations: the Ta of the last begin_step() (no pressure loads in the
   /// system: the cavities add theirs).
   mechanics::ForceInputs inputs() const { return {1.0, {m_Ta.data(), std::size_t(m_Ta.size())}, {}}; }
@@ -129,7 +134,8 @@ class BeatLoop {
   Eigen::Matrix3Xd m_mode;  ///< the last stable-step estimate's vector: the next one starts there
   std::size_t m_lv = 0;
   double m_t = 0, m_t_end = 0, m_dt = 0, m_next_dt_check = kDtCheckInterval, m_velocity_decay = 1;
-  double m_ta_max_at_check = 0;  ///< largest Ta at the last stable-step estimate [kPa]
+  double m_ta_max_at_check = 0;                       ///< largest Ta at the last stable-step estimate [kPa]
+  double m_stable_dt_at_check = 0, m_t_at_check = 0;  ///< the last estimate [ms] and its time [ms]
   std::int64_t m_steps = 0;
 };
 

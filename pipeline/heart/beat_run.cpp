@@ -22,8 +22,8 @@ using nlohmann::json;
 constexpr char kCheckpointMagic[] = "CARDBEAT";
 // 3: the loop, then each observer; 4: + the stable-step mode; 5: + the closed loop, the blood volume,
 // the tension calibration, engineering strains, twist and the arterial pressure; 6: + GLS and GCS on
-// the LV endocardium per strain sample
-constexpr std::uint32_t kCheckpointVersion = 6;
+// the LV endocardium per strain sample; 7: + the last stable-step estimate and its time
+constexpr std::uint32_t kCheckpointVersion = 7;
 
 /// What to change when cavity c's beat overruns its period, with the config keys that set it.
 std::string overrun_advice(const HeartSimulation& sim, std::size_t c) {

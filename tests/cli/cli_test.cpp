@@ -596,13 +596,13 @@ TEST_F(BeatBadInput, OutputIntervalBelowTheTimeStepIsRefused) {
 
 TEST_F(BeatBadInput, TimeStepAboveTheEstimateIsRefusedAndAForcedBlowUpIsNamed) {
   // configs/lv_phantom.yaml at 1.5 mm: stable step about 0.1 ms.
-  Result r = run_default_with("  dt_safety: 0.7", "  dt_safety: 0.7\n  dt: 0.5 ms");
+  Result r = run_default_with("  output_interval: 10 ms", "  output_interval: 10 ms\n  dt: 0.5 ms");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_HAS(r.err, "simulation.dt: 0.5 ms is above the stability estimate");
   EXPECT_HAS(r.err, "simulation.force_dt");
   expect_no_results();
   // Forced: the run blows up within a few steps and says where (step, time, node, element) and what to try.
-  r = run_default_with("  dt_safety: 0.7", "  dt_safety: 0.7\n  dt: 0.5 ms\n  force_dt: true");
+  r = run_default_with("  output_interval: 10 ms", "  output_interval: 10 ms\n  dt: 0.5 ms\n  force_dt: true");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_TRUE(
       std::regex_search(r.err, std::regex(R"(unstable at step \d+ \(t = [0-9.]+ ms\): node \d+ \(in element \d+\))")))

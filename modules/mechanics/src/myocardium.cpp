@@ -156,11 +156,17 @@ void GuccioneForces::check_inputs(const ForceInputs& in) const {
   CARDIO_CHECK(Ta.empty() || Ta.size() == n, "active tension has " << Ta.size() << " values for " << n << " elements");
   CARDIO_CHECK(activation.empty() || activation.size() == n,
                "activation has " << activation.size() << " values for " << n << " elements");
-  for (std::size_t e = 0; e < Ta.size(); ++e)
-    CARDIO_CHECK(std::isfinite(Ta[e]), "active tension of element " << e << " is " << Ta[e] << " kPa");
-  for (std::size_t e = 0; e < activation.size(); ++e)
-    CARDIO_CHECK(activation[e] >= 0 && activation[e] <= 1,
-                 "activation of element " << e << " is " << activation[e] << " (must be in [0, 1])");
+  // Runs at every force evaluation: a vectorised test first, the element-by-element walk only to name
+  // the bad element (a serial walk was about 1 % of a beat at 25 000 elements).
+  const auto Ta_values = Eigen::Map<const Eigen::ArrayXd>(Ta.data(), Eigen::Index(Ta.size()));
+  if (!Ta_values.allFinite())
+    for (std::size_t e = 0; e < Ta.size(); ++e)
+      CARDIO_CHECK(std::isfinite(Ta[e]), "active tension of element " << e << " is " << Ta[e] << " kPa");
+  const auto a_values = Eigen::Map<const Eigen::ArrayXd>(activation.data(), Eigen::Index(activation.size()));
+  if (!((a_values >= 0).all() && (a_values <= 1).all()))
+    for (std::size_t e = 0; e < activation.size(); ++e)
+      CARDIO_CHECK(activation[e] >= 0 && activation[e] <= 1,
+                   "activation of element " << e << " is " << activation[e] << " (must be in [0, 1])");
 }
 
 namespace {
