@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 #include "cardio/activation/twitch.hpp"
 #include "cardio/core/error.hpp"
@@ -102,6 +103,32 @@ TEST(Twitch, ActiveTensionPerElementIsDeterministic) {
     EXPECT_EQ(a[e], tw.activation(100.0, t_act[e]));
   }
   EXPECT_EQ(ta1[0], 60.0 * tw.shape(100.0));
+}
+
+/// The SIMD lanes of active_tension() against the closed form in libm (sin^2 rise, cos^2 decay,
+/// the periodic wrap), on an odd element count so that the padded last block is covered.
+TEST(Twitch, ActiveTensionMatchesTheClosedFormInEveryLane) {
+  TwitchParams p;
+  p.peak_tension_kPa = 60;
+  p.delay_ms = 5;
+  p.period_ms = 800;
+  const Twitch tw(p);
+  const double tp = p.time_to_peak_ms, td = p.duration_ms, pi = std::numbers::pi;
+  Eigen::VectorXd t_act(1001);
+  for (Eigen::Index e = 0; e < t_act.size(); ++e) t_act[e] = 0.37 * double(e);
+  for (double t : {3.0, 150.0, 420.0, 1234.5, 2000.0}) {
+    Eigen::VectorXd ta;
+    tw.active_tension(t_act, t, ta);
+    ASSERT_EQ(ta.size(), t_act.size());
+    for (Eigen::Index e = 0; e < t_act.size(); ++e) {
+      double s = t - t_act[e] - p.delay_ms;
+      if (s >= p.period_ms) s = std::fmod(s, p.period_ms);
+      double a = 0;
+      if (s > 0 && s <= tp) a = std::pow(std::sin(0.5 * pi * s / tp), 2);
+      if (s > tp && s < td) a = std::pow(std::cos(0.5 * pi * (s - tp) / (td - tp)), 2);
+      EXPECT_NEAR(ta[e], 60.0 * a, 1e-11) << "element " << e << " at t = " << t;
+    }
+  }
 }
 
 TEST(Twitch, ParametersAreValidated) {
