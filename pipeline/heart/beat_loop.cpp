@@ -159,7 +159,7 @@ void BeatLoop::update_time_step() {
 double BeatLoop::stable_dt_ahead(double stable, double ahead) {
   // The step taken now must stay stable until the next estimate: in systole the stable step shrank
   // by up to 3.4 % per 10 ms on the LV phantom, a third of dt_safety 0.9's margin
-  // (docs/performance.md, "Fewer steps: dt_safety 0.9").
+  // (docs/performance.md, "Fewer steps: dt_safety 0.9 and a 10 % selective-mass budget").
   double expected = stable;
   const double elapsed = m_t - m_t_at_check;
   if (m_stable_dt_at_check > 0 && stable < m_stable_dt_at_check && elapsed > 0)

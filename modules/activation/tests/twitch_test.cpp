@@ -105,9 +105,9 @@ TEST(Twitch, ActiveTensionPerElementIsDeterministic) {
   EXPECT_EQ(ta1[0], 60.0 * tw.shape(100.0));
 }
 
-/// The SIMD lanes of active_tension() against the closed form in libm (sin^2 rise, cos^2 decay,
-/// the periodic wrap), on an odd element count so that the padded last block is covered.
-TEST(Twitch, ActiveTensionMatchesTheClosedFormInEveryLane) {
+/// active_tension() against the closed form in libm (sin^2 rise, cos^2 decay, the periodic wrap)
+/// for every element of an odd count, before, during and after the twitch of several beats.
+TEST(Twitch, ActiveTensionMatchesTheClosedFormForEveryElement) {
   TwitchParams p;
   p.peak_tension_kPa = 60;
   p.delay_ms = 5;
