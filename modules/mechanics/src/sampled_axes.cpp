@@ -85,13 +85,13 @@ SampledConstants<double> sampled_constants(const SampledElementData& e, const Gu
 }  // namespace detail
 
 ElementDilatation sampled_element_dilatation(const SampledElementData& e, const NodeMatrix& x) {
-  const detail::ElementEdges<double> edges = detail::element_edges(element_nodes<double>(x));
+  const detail::ElementEdges<double> lines = detail::blend_lines(detail::element_edges(element_nodes<double>(x)));
   ElementDilatation out;
   double v = 0;
   out.min_sample_J = INFINITY;
   for (int g = 0; g < kSamples; ++g) {
     const double J =
-        detail::determinant(detail::times(detail::reference_gradient(edges, g), small(e.map[std::size_t(g)])));
+        detail::determinant(detail::times(detail::reference_gradient(lines, g), small(e.map[std::size_t(g)])));
     out.min_sample_J = std::min(out.min_sample_J, J);
     v += e.weight[std::size_t(g)] * J;
   }

@@ -50,28 +50,48 @@ inline constexpr int kEdge[3][4][2] = {
     {{0, 1}, {3, 2}, {4, 5}, {7, 6}}, {{0, 3}, {1, 2}, {4, 7}, {5, 6}}, {{0, 4}, {1, 5}, {2, 6}, {3, 7}}};
 
 /// dx/dxi_a at xi is a bilinear blend of the 4 edges along a: sum_k (1 + s xi_b)(1 + t xi_c) / 8
-/// times edge k, (s, t) the edge's corner signs across a. kEdgeWeight.w[g][a][k] is that weight at
-/// Gauss point g (xi = corner sign of node g / sqrt(3); trilinear.hpp).
-struct EdgeWeights {
-  double w[8][3][4];
+/// times edge k, (s, t) the edge's corner signs across a. It does not depend on xi_a, so it takes
+/// 4 values per direction, on the 4 Gauss lines parallel to xi_a (xi_b, xi_c = +-1/sqrt(3)); line q
+/// passes by edge q. kLineWeight.w[a][q][k] is edge k's weight on line q: symmetric in q and k.
+struct LineWeights {
+  double w[3][4][4];
 };
-constexpr EdgeWeights edge_weights() {
+constexpr LineWeights line_weights() {
   constexpr int c[8][3] = {{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1},
                            {-1, -1, 1},  {1, -1, 1},  {1, 1, 1},  {-1, 1, 1}};
   constexpr double r = 0.57735026918962576451;  // 1 / sqrt(3)
-  EdgeWeights t{};
-  for (int g = 0; g < 8; ++g)
-    for (int a = 0; a < 3; ++a)
+  LineWeights t{};
+  for (int a = 0; a < 3; ++a)
+    for (int q = 0; q < 4; ++q)
       for (int k = 0; k < 4; ++k) {
-        const int n = kEdge[a][k][0], b = (a + 1) % 3, e = (a + 2) % 3;
-        t.w[g][a][k] = (1 + c[n][b] * c[g][b] * r) * (1 + c[n][e] * c[g][e] * r) / 8;
+        const int n = kEdge[a][k][0], m = kEdge[a][q][0], b = (a + 1) % 3, e = (a + 2) % 3;
+        t.w[a][q][k] = (1 + c[n][b] * c[m][b] * r) * (1 + c[n][e] * c[m][e] * r) / 8;
       }
   return t;
 }
-inline constexpr EdgeWeights kEdgeWeight = edge_weights();
+inline constexpr LineWeights kLineWeight = line_weights();
 
-/// Edge vectors of an element (positions, velocities) or edge forces: v[a][k][i] is coordinate i
-/// of edge k along direction a.
+/// kLineOf[g][a]: the line along a through Gauss point g (corner sign of node g / sqrt(3)), the
+/// one whose edge starts at node g's corner signs across a.
+struct LineIndex {
+  int q[8][3];
+};
+constexpr LineIndex line_index() {
+  constexpr int c[8][3] = {{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1},
+                           {-1, -1, 1},  {1, -1, 1},  {1, 1, 1},  {-1, 1, 1}};
+  LineIndex t{};
+  for (int g = 0; g < 8; ++g)
+    for (int a = 0; a < 3; ++a)
+      for (int q = 0; q < 4; ++q) {
+        const int m = kEdge[a][q][0], b = (a + 1) % 3, e = (a + 2) % 3;
+        if (c[m][b] == c[g][b] && c[m][e] == c[g][e]) t.q[g][a] = q;
+      }
+  return t;
+}
+inline constexpr LineIndex kLineOf = line_index();
+
+/// Edge vectors of an element (positions, velocities), edge forces, or the same quantities on the
+/// Gauss lines: v[a][k][i] is coordinate i of edge (line) k along direction a.
 template <class T>
 struct ElementEdges {
   T v[3][4][3];
@@ -86,26 +106,34 @@ ElementEdges<T> element_edges(const ElementNodes<T>& x) {
   return e;
 }
 
-/// dx/dxi at sample g.
+/// The blend of edges onto the Gauss lines (dx/dxi_a there) and, the weights being symmetric, its
+/// transpose: line forces back to edge forces.
 template <class T>
-Mat3<T> reference_gradient(const ElementEdges<T>& e, int g) {
+ElementEdges<T> blend_lines(const ElementEdges<T>& e) {
+  ElementEdges<T> l;
+  for (int a = 0; a < 3; ++a)
+    for (int q = 0; q < 4; ++q) {
+      const double(&w)[4] = kLineWeight.w[a][q];
+      for (int i = 0; i < 3; ++i)
+        l.v[a][q][i] = w[0] * e.v[a][0][i] + w[1] * e.v[a][1][i] + w[2] * e.v[a][2][i] + w[3] * e.v[a][3][i];
+    }
+  return l;
+}
+
+/// dx/dxi at sample g, from the line values (blend_lines of the edges).
+template <class T>
+Mat3<T> reference_gradient(const ElementEdges<T>& lines, int g) {
   Mat3<T> F;
-  for (int a = 0; a < 3; ++a) {
-    const double(&w)[4] = kEdgeWeight.w[g][a];
-    for (int i = 0; i < 3; ++i)
-      F(i, a) = w[0] * e.v[a][0][i] + w[1] * e.v[a][1][i] + w[2] * e.v[a][2][i] + w[3] * e.v[a][3][i];
-  }
+  for (int a = 0; a < 3; ++a)
+    for (int i = 0; i < 3; ++i) F(i, a) = lines.v[a][kLineOf.q[g][a]][i];
   return F;
 }
 
-/// The transpose of reference_gradient: edge forces += the work-conjugate of H = dW/d(dx/dxi).
+/// The transpose of reference_gradient: line forces += H = dW/d(dx/dxi) at sample g.
 template <class T>
-void add_reference_divergence(const Mat3<T>& H, int g, ElementEdges<T>& edge_force) {
+void add_line_forces(const Mat3<T>& H, int g, ElementEdges<T>& line_force) {
   for (int a = 0; a < 3; ++a)
-    for (int k = 0; k < 4; ++k) {
-      const double w = kEdgeWeight.w[g][a][k];
-      for (int i = 0; i < 3; ++i) edge_force.v[a][k][i] += w * H(i, a);
-    }
+    for (int i = 0; i < 3; ++i) line_force.v[a][kLineOf.q[g][a]][i] += H(i, a);
 }
 
 /// Nodal forces of the edge forces G = dW/d(edge): f_end -= G, f_start += G.
@@ -191,12 +219,12 @@ T without_derivatives(const T& x) {
 template <bool kVolumetricGeometry = true, class T, class P, class Mask>
 T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const ElementNodes<T>* v, ElementNodes<T>& f,
                  Mask& valid) {
-  Mat3<T> A[kSampleCount], cof[kSampleCount];
+  const ElementEdges<T> lines = blend_lines(element_edges(x));
+  Mat3<T> A[kSampleCount];
   T J[kSampleCount];
   T volume = T(0.0);
-  const ElementEdges<T> edges = element_edges(x);
   for (int g = 0; g < kSampleCount; ++g) {
-    A[g] = times(reference_gradient(edges, g), d.map[g]);
+    A[g] = times(reference_gradient(lines, g), d.map[g]);
     J[g] = determinant(A[g]);
     volume += d.weight[g] * J[g];
     valid = valid & (J[g] > T(0.0));
@@ -209,8 +237,14 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
   // F-bar (de Souza Neto et al. 1996, eq. 7): the law sees Fbar_g = (Jbar / J_g)^(1/3) F_g, i.e.
   // Mbar_g = s_g A_g^T A_g with s_g = (Jbar / J_g)^(2/3). ds_g = 2/3 s_g (dln Jbar - dln J_g) adds
   // beta_g (w_h cof A_h / v - delta_gh cof A_g / J_g) to dW/dA_h, beta_g = s_g/3 G_g : M_g.
-  Mat3<T> P_[kSampleCount];  // dW/dA_g without the dln Jbar term
-  ElementEdges<T> rate_edges;
+  // dW/dA_g = w_g (A_g G_g + c_g cof A_g) with c_g = p - beta_g / J_g + sum_h w_h beta_h / v.
+  ElementEdges<T> line_force;  // dW/d(dx/dxi) on the Gauss lines
+  for (auto& direction : line_force.v)
+    for (auto& line : direction)
+      for (T& value : line) value = T(0.0);
+  ElementEdges<T> rate_lines;
+  if (v != nullptr) rate_lines = blend_lines(element_edges(*v));
+  T c[kSampleCount];
   T beta_sum = T(0.0);  // sum_g w_g beta_g
   for (int g = 0; g < kSampleCount; ++g) {
     const T inv_J = 1.0 / J[g];  // one division per sample (a 512-bit division costs ~16 FMAs)
@@ -221,32 +255,29 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
     W += d.weight[g] * energy_density(d.law, sM, G);
     const T beta = s * (1.0 / 3.0) * contract(G, M);
     beta_sum += d.weight[g] * beta;
-    cof[g] = cofactor(A[g]);
+    c[g] = p - beta * inv_J;
+    const T ws = d.weight[g] * s;
     if (v != nullptr) {  // viscous dW/dA_g = A_g G_visc, unbarred
-      if (g == 0) rate_edges = element_edges(*v);
-      const Mat3<T> N = transposed_times(A[g], times(reference_gradient(rate_edges, g), d.map[g]));
+      const Mat3<T> N = transposed_times(A[g], times(reference_gradient(rate_lines, g), d.map[g]));
       const Mat3<T> Gv = viscous_g(d.law, N);
-      for (int k = 0; k < 9; ++k) G.m[k] = s * G.m[k] + Gv.m[k];
+      for (int k = 0; k < 9; ++k) G.m[k] = ws * G.m[k] + d.weight[g] * Gv.m[k];
     } else {
-      for (int k = 0; k < 9; ++k) G.m[k] = s * G.m[k];
+      for (int k = 0; k < 9; ++k) G.m[k] = ws * G.m[k];
     }
-    const Mat3<T> AG = times(A[g], G);
-    const T c = p - beta * inv_J;
-    if constexpr (!kVolumetricGeometry)
-      for (int k = 0; k < 9; ++k) cof[g].m[k] = without_derivatives(cof[g].m[k]);
-    for (int k = 0; k < 9; ++k) P_[g].m[k] = d.weight[g] * (AG.m[k] + c * cof[g].m[k]);
+    // dW/d(dx/dxi) = dW/dA_g map_g^T, its deviatoric part here, the cofactor part below.
+    add_line_forces(times_transposed(times(A[g], G), d.map[g]), g, line_force);
   }
+  // w_g cof(A_g) map_g^T = cof(dx/dxi) at g: det map_g = 1 / w_g, the frame being right-handed.
   const T jbar_term = beta_sum / volume;
-  ElementEdges<T> edge_force;  // dW/d(edge vectors)
-  for (auto& direction : edge_force.v)
-    for (auto& edge : direction)
-      for (T& value : edge) value = T(0.0);
   for (int g = 0; g < kSampleCount; ++g) {
-    for (int k = 0; k < 9; ++k) P_[g].m[k] += (d.weight[g] * jbar_term) * cof[g].m[k];
-    // dW/d(dx/dxi) = dW/dA_g map_g^T, then through the edges to the nodes.
-    add_reference_divergence(times_transposed(P_[g], d.map[g]), g, edge_force);
+    Mat3<T> cof = cofactor(reference_gradient(lines, g));
+    if constexpr (!kVolumetricGeometry)
+      for (int k = 0; k < 9; ++k) cof.m[k] = without_derivatives(cof.m[k]);
+    const T scale = c[g] + jbar_term;
+    for (int k = 0; k < 9; ++k) cof.m[k] = scale * cof.m[k];
+    add_line_forces(cof, g, line_force);
   }
-  subtract_edge_forces(edge_force, f);
+  subtract_edge_forces(blend_lines(line_force), f);
   return W;
 }
 
