@@ -249,11 +249,11 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
   for (int g = 0; g < kSampleCount; ++g) {
     const T inv_J = 1.0 / J[g];  // one division per sample (a 512-bit division costs ~16 FMAs)
     const T s = ScalarMath<T>::two_thirds_power(Jbar * inv_J);
-    const Mat3<T> M = transposed_times(A[g], A[g]);  // l_a . l_b (unit rest lengths)
+    const Mat3<T> M = gram(A[g]);  // l_a . l_b (unit rest lengths)
     Mat3<T> sM, G;
     for (int k = 0; k < 9; ++k) sM.m[k] = s * M.m[k];
     W += d.weight[g] * energy_density(d.law, sM, G);
-    const T beta = s * (1.0 / 3.0) * contract(G, M);
+    const T beta = s * (1.0 / 3.0) * contract_symmetric(G, M);
     beta_sum += d.weight[g] * beta;
     c[g] = p - beta * inv_J;
     const T ws = d.weight[g] * s;

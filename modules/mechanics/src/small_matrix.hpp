@@ -41,6 +41,15 @@ Mat3<T> transposed_times(const Mat3<T>& A, const Mat3<T>& B) {
   return C;
 }
 
+/// A^T A, each product once (symmetric).
+template <class T>
+Mat3<T> gram(const Mat3<T>& A) {
+  Mat3<T> C;
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i <= j; ++i) C(i, j) = C(j, i) = A(0, i) * A(0, j) + A(1, i) * A(1, j) + A(2, i) * A(2, j);
+  return C;
+}
+
 /// Cofactor matrix (d det A / dA): its columns are a_1 x a_2, a_2 x a_0, a_0 x a_1.
 template <class T>
 Mat3<T> cofactor(const Mat3<T>& A) {
@@ -61,12 +70,11 @@ T determinant(const Mat3<T>& A) {
          A(2, 0) * (A(0, 1) * A(1, 2) - A(1, 1) * A(0, 2));
 }
 
-/// sum_ij A_ij B_ij.
+/// sum_ij A_ij B_ij of two symmetric matrices, from their upper triangles.
 template <class T>
-T contract(const Mat3<T>& A, const Mat3<T>& B) {
-  T s = A.m[0] * B.m[0];
-  for (int k = 1; k < 9; ++k) s += A.m[k] * B.m[k];
-  return s;
+T contract_symmetric(const Mat3<T>& A, const Mat3<T>& B) {
+  const T off = A(0, 1) * B(0, 1) + A(0, 2) * B(0, 2) + A(1, 2) * B(1, 2);
+  return A(0, 0) * B(0, 0) + A(1, 1) * B(1, 1) + A(2, 2) * B(2, 2) + 2.0 * off;
 }
 
 }  // namespace cardio::mechanics::detail
