@@ -170,36 +170,53 @@ struct SampledConstants {
   SampleLaw<P> law;
 };
 
+/// The law's per-element factors, formed once per element rather than at each sample.
+template <class P>
+struct LawFactors {
+  P half_rest[3][3];  // ir_i ir_j / 2: E_e = half_rest . M - I / 2
+  P stress[3][3];     // C moduli_ij ir_i ir_j: G_ij = e^Q stress_ij E_ij
+  P viscous[3][3];    // tau C moduli_ij (ir_i ir_j)^2 / 2
+};
+
+template <class P>
+LawFactors<P> law_factors(const SampleLaw<P>& a) {
+  const P moduli[3][3] = {{a.b_f, a.b_fs, a.b_fs}, {a.b_fs, a.b_t, a.b_t}, {a.b_fs, a.b_t, a.b_t}};
+  LawFactors<P> k;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const P rest = a.ir[i] * a.ir[j];
+      k.half_rest[i][j] = 0.5 * rest;
+      k.stress[i][j] = a.C * moduli[i][j] * rest;
+      k.viscous[i][j] = 0.5 * a.viscosity * moduli[i][j] * rest * rest;
+    }
+  return k;
+}
+
 /// Energy density [kPa] at the (barred) metric M = A^T A and G = 2 dW/dM (w.r.t. the total axes):
 /// G = D S D with S = dW/dE_e (Guccione et al. 1991, Q and S as in hyperelastic.hpp), plus Ta on
 /// G_ff (potential Ta E_ff, Land et al. 2015 eq. 3).
 template <class T, class P>
-T energy_density(const SampleLaw<P>& a, const Mat3<T>& M, Mat3<T>& G) {
-  const P moduli[3][3] = {{a.b_f, a.b_fs, a.b_fs}, {a.b_fs, a.b_t, a.b_t}, {a.b_fs, a.b_t, a.b_t}};
+T energy_density(const SampleLaw<P>& a, const LawFactors<P>& k, const Mat3<T>& M, Mat3<T>& G) {
   Mat3<T> E;
   for (int j = 0; j < 3; ++j)
-    for (int i = 0; i <= j; ++i) E(i, j) = E(j, i) = 0.5 * (M(i, j) * (a.ir[i] * a.ir[j]) - (i == j ? 1.0 : 0.0));
+    for (int i = 0; i <= j; ++i) E(i, j) = E(j, i) = M(i, j) * k.half_rest[i][j] - (i == j ? 0.5 : 0.0);
   const T Q = a.b_f * (E(0, 0) * E(0, 0)) +
               a.b_t * (E(1, 1) * E(1, 1) + E(2, 2) * E(2, 2) + 2.0 * (E(1, 2) * E(1, 2))) +
               2.0 * a.b_fs * (E(0, 1) * E(0, 1) + E(0, 2) * E(0, 2));
   const T e_minus_one = ScalarMath<T>::exp_minus_one(Q);
-  const T c = a.C * (e_minus_one + 1.0);  // S = c (1/2) dQ/dE
+  const T e_Q = e_minus_one + 1.0;  // S = C e^Q (1/2) dQ/dE
   for (int j = 0; j < 3; ++j)
-    for (int i = 0; i <= j; ++i) G(i, j) = G(j, i) = c * (moduli[i][j] * (a.ir[i] * a.ir[j])) * E(i, j);
+    for (int i = 0; i <= j; ++i) G(i, j) = G(j, i) = (e_Q * E(i, j)) * k.stress[i][j];
   G(0, 0) += a.Ta;
   return 0.5 * a.C * e_minus_one + a.Ta * (0.5 * (M(0, 0) - 1.0));
 }
 
 /// Viscous G = D (tau C_small : dE/dt) D for the metric rate N + N^T, N = A^T dA/dt.
 template <class T, class P>
-Mat3<T> viscous_g(const SampleLaw<P>& a, const Mat3<T>& N) {
-  const P moduli[3][3] = {{a.b_f, a.b_fs, a.b_fs}, {a.b_fs, a.b_t, a.b_t}, {a.b_fs, a.b_t, a.b_t}};
+Mat3<T> viscous_g(const LawFactors<P>& k, const Mat3<T>& N) {
   Mat3<T> G;
   for (int j = 0; j < 3; ++j)
-    for (int i = 0; i <= j; ++i) {
-      const P scale = a.ir[i] * a.ir[j];
-      G(i, j) = G(j, i) = (a.viscosity * moduli[i][j] * scale * scale) * (0.5 * (N(i, j) + N(j, i)));
-    }
+    for (int i = 0; i <= j; ++i) G(i, j) = G(j, i) = k.viscous[i][j] * (N(i, j) + N(j, i));
   return G;
 }
 
@@ -220,6 +237,7 @@ template <bool kVolumetricGeometry = true, class T, class P, class Mask>
 T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const ElementNodes<T>* v, ElementNodes<T>& f,
                  Mask& valid) {
   const ElementEdges<T> lines = blend_lines(element_edges(x));
+  const LawFactors<P> law = law_factors(d.law);
   Mat3<T> A[kSampleCount];
   T J[kSampleCount];
   T volume = T(0.0);
@@ -252,14 +270,14 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
     const Mat3<T> M = gram(A[g]);  // l_a . l_b (unit rest lengths)
     Mat3<T> sM, G;
     for (int k = 0; k < 9; ++k) sM.m[k] = s * M.m[k];
-    W += d.weight[g] * energy_density(d.law, sM, G);
+    W += d.weight[g] * energy_density(d.law, law, sM, G);
     const T beta = s * (1.0 / 3.0) * contract_symmetric(G, M);
     beta_sum += d.weight[g] * beta;
     c[g] = p - beta * inv_J;
     const T ws = d.weight[g] * s;
     if (v != nullptr) {  // viscous dW/dA_g = A_g G_visc, unbarred
       const Mat3<T> N = transposed_times(A[g], times(reference_gradient(rate_lines, g), d.map[g]));
-      const Mat3<T> Gv = viscous_g(d.law, N);
+      const Mat3<T> Gv = viscous_g(law, N);
       for (int k = 0; k < 9; ++k) G.m[k] = ws * G.m[k] + d.weight[g] * Gv.m[k];
     } else {
       for (int k = 0; k < 9; ++k) G.m[k] = ws * G.m[k];
