@@ -227,6 +227,20 @@ T without_derivatives(const T& x) {
   return x;
 }
 
+/// Line forces += c_g w_g cof(A_g) map_g^T = c_g cof(dx/dxi at g): det map_g = 1 / w_g, the frame
+/// being right-handed (sampled_element_data checks it). kVolumetricGeometry false: the cofactors'
+/// derivatives dropped.
+template <bool kVolumetricGeometry, class T>
+void add_cofactor_line_forces(const ElementEdges<T>& lines, const T (&c)[kSampleCount], ElementEdges<T>& line_force) {
+  for (int g = 0; g < kSampleCount; ++g) {
+    Mat3<T> cof = cofactor(reference_gradient(lines, g));
+    if constexpr (!kVolumetricGeometry)
+      for (int k = 0; k < 9; ++k) cof.m[k] = without_derivatives(cof.m[k]);
+    for (int k = 0; k < 9; ++k) cof.m[k] = c[g] * cof.m[k];
+    add_line_forces(cof, g, line_force);
+  }
+}
+
 /// Elastic energy of the element at x; adds its nodal forces -dW/dx into f and, with v, the
 /// viscous forces of the law's damping.
 /// `valid` is false (per lane) when a sample is inverted (J_g <= 0 or NaN): the caller then
@@ -282,19 +296,12 @@ T sampled_kernel(const SampledConstants<P>& d, const ElementNodes<T>& x, const E
     } else {
       for (int k = 0; k < 9; ++k) G.m[k] = ws * G.m[k];
     }
-    // dW/d(dx/dxi) = dW/dA_g map_g^T, its deviatoric part here, the cofactor part below.
+    // dW/d(dx/dxi) = dW/dA_g map_g^T: the A_g G_g part here, the cofactor part after the loop.
     add_line_forces(times_transposed(times(A[g], G), d.map[g]), g, line_force);
   }
-  // w_g cof(A_g) map_g^T = cof(dx/dxi) at g: det map_g = 1 / w_g, the frame being right-handed.
   const T jbar_term = beta_sum / volume;
-  for (int g = 0; g < kSampleCount; ++g) {
-    Mat3<T> cof = cofactor(reference_gradient(lines, g));
-    if constexpr (!kVolumetricGeometry)
-      for (int k = 0; k < 9; ++k) cof.m[k] = without_derivatives(cof.m[k]);
-    const T scale = c[g] + jbar_term;
-    for (int k = 0; k < 9; ++k) cof.m[k] = scale * cof.m[k];
-    add_line_forces(cof, g, line_force);
-  }
+  for (T& value : c) value = value + jbar_term;
+  add_cofactor_line_forces<kVolumetricGeometry>(lines, c, line_force);
   subtract_edge_forces(blend_lines(line_force), f);
   return W;
 }
