@@ -41,6 +41,7 @@ CavityCoupling::CavityCoupling(const std::vector<CavityCirculation>& circulation
   m_impulse.resize(m_cycles.size());
   m_coupled.resize(m_cycles.size());
   m_projected_mm3.assign(m_cycles.size(), std::nullopt);
+  m_end_gradient.resize(m_cycles.size());
   if (!loop) return;
   m_ventricle = loop_ventricles(circulation, *loop);
   std::array<const meshing::CavitySurface*, 2> ventricles{nullptr, nullptr};
@@ -58,13 +59,31 @@ void CavityCoupling::set_time(double t) {
 }
 
 void CavityCoupling::add_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const {
-  for (std::size_t c = 0; c < m_cycles.size(); ++c)
-    if (m_command[c].mode == CavityCommand::Mode::pressure)
-      add_pressure_forces(*m_surfaces[c], x, m_command[c].pressure_mmHg * units::kMmHgInKPa, f);
+  const bool reuse = end_gradient_valid_at(x);
+  for (std::size_t c = 0; c < m_cycles.size(); ++c) {
+    if (m_command[c].mode != CavityCommand::Mode::pressure) continue;
+    const double p_kPa = m_command[c].pressure_mmHg * units::kMmHgInKPa;
+    if (reuse && m_end_gradient[c])
+      add_pressure_forces(*m_end_gradient[c], p_kPa, f);
+    else
+      add_pressure_forces(*m_surfaces[c], x, p_kPa, f);
+  }
+}
+
+bool CavityCoupling::end_gradient_valid_at(const Eigen::Matrix3Xd& x) const {
+  if (m_end_positions != x.data() || m_surfaces.empty() || m_surfaces[0]->nodes.empty()) return false;
+  const std::int32_t first = m_surfaces[0]->nodes[0];
+  return first < x.cols() && x.col(first) == m_end_first_node;
+}
+
+void CavityCoupling::drop_end_gradients() {
+  for (auto& g : m_end_gradient) g.reset();
+  m_end_positions = nullptr;
 }
 
 void CavityCoupling::project(const Eigen::VectorXd& mass, const Eigen::Matrix3Xd& free_mask, double dt,
                              Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& v) {
+  drop_end_gradients();
   if (m_loop) {
     Eigen::Vector2d begin = Eigen::Vector2d::Zero();
     for (std::size_t c = 0; c < m_cycles.size(); ++c) begin[m_ventricle[c]] = m_cycles[c].volume_mL();
@@ -92,10 +111,22 @@ std::vector<double> CavityCoupling::volumes_mL(const Eigen::Matrix3Xd& x) const 
   return V;
 }
 
-std::vector<double> CavityCoupling::end_of_step_volumes_mL(const Eigen::Matrix3Xd& x) const {
+std::vector<double> CavityCoupling::end_of_step_volumes_mL(const Eigen::Matrix3Xd& x) {
+  drop_end_gradients();
   std::vector<double> V(m_cycles.size());
-  for (std::size_t c = 0; c < V.size(); ++c)
-    V[c] = (m_projected_mm3[c] ? *m_projected_mm3[c] : cavity_volume_mm3(*m_surfaces[c], x)) / kMm3PerMl;
+  for (std::size_t c = 0; c < V.size(); ++c) {
+    if (m_projected_mm3[c]) {
+      V[c] = *m_projected_mm3[c] / kMm3PerMl;
+      continue;
+    }
+    VolumeAndGradient vg = volume_and_gradient(*m_surfaces[c], x);
+    V[c] = vg.volume_mm3 / kMm3PerMl;
+    m_end_gradient[c] = std::move(vg.gradient);
+  }
+  if (!m_surfaces.empty() && !m_surfaces[0]->nodes.empty() && m_surfaces[0]->nodes[0] < x.cols()) {
+    m_end_positions = x.data();
+    m_end_first_node = x.col(m_surfaces[0]->nodes[0]);
+  }
   return V;
 }
 
@@ -157,6 +188,7 @@ void CavityCoupling::save(BinaryWriter& out) const {
 }
 
 void CavityCoupling::restore(BinaryReader& in) {
+  drop_end_gradients();
   for (auto& c : m_cycles) c.restore(in);
   if (m_loop) m_loop->restore(in);
 }

@@ -84,10 +84,12 @@ double six_volume(const CavitySurface& c, const Eigen::Matrix3Xd& p) {
   return s;
 }
 
-/// The points [first, first + cols) a triangle block touches, with its share of dV/dx (x 6).
+/// The points [first, first + cols) a triangle block touches, with its share of dV/dx (x 6) and of
+/// the volume (x 6: the terms six_volume sums, in the same order).
 struct BlockGradient {
   Eigen::Index first = 0;
   Eigen::Matrix3Xd g;
+  double six_volume = 0;
 };
 
 /// One block's scatter into an array over the range of points it touches only. The surface points
@@ -105,7 +107,9 @@ BlockGradient block_gradient(const CavitySurface& c, const Eigen::Matrix3Xd& p, 
   for (std::size_t i = first; i < last; ++i) {
     const auto& t = c.triangles[i];
     const Eigen::Vector3d a = p.col(t[0]), e = p.col(t[1]), d = p.col(t[2]);
-    b.g.col(t[0] - lo) += e.cross(d);
+    const Eigen::Vector3d ed = e.cross(d);
+    b.six_volume += a.dot(ed);
+    b.g.col(t[0] - lo) += ed;
     b.g.col(t[1] - lo) += d.cross(a);
     b.g.col(t[2] - lo) += a.cross(e);
   }
@@ -113,13 +117,19 @@ BlockGradient block_gradient(const CavitySurface& c, const Eigen::Matrix3Xd& p, 
 }
 
 /// dV/dx per mesh node of the surface (3 x nodes.size()), the lid centre's share on the rim. Each
-/// triangle block scatters into its own array; the arrays add per point in block order.
-Eigen::Matrix3Xd node_gradient(const CavitySurface& c, const Eigen::Matrix3Xd& p) {
+/// triangle block scatters into its own array; the arrays add per point in block order. With
+/// `volume`, also the enclosed volume [mm^3] of the same pass.
+Eigen::Matrix3Xd node_gradient(const CavitySurface& c, const Eigen::Matrix3Xd& p, double* volume = nullptr) {
   const std::int64_t blocks = triangle_blocks(c);
   std::vector<BlockGradient> part(static_cast<std::size_t>(blocks));
   for_each_triangle_block(c, blocks, [&](std::size_t b, std::size_t first, std::size_t last) {
     part[b] = block_gradient(c, p, first, last);
   });
+  if (volume) {
+    double six = 0;
+    for (const BlockGradient& b : part) six += b.six_volume;
+    *volume = six / 6.0;
+  }
   Eigen::Matrix3Xd g(3, p.cols());
   parallel_for(g.cols(), [&](std::int64_t i) {  // per point, the blocks in block order
     Eigen::Vector3d sum = Eigen::Vector3d::Zero();
@@ -245,11 +255,23 @@ VolumeGradient volume_gradient(const CavitySurface& cavity, const Eigen::Matrix3
   return {cavity.nodes, node_gradient(cavity, centred_points(cavity, x))};
 }
 
+VolumeAndGradient volume_and_gradient(const CavitySurface& cavity, const Eigen::Matrix3Xd& x) {
+  check_cavity(cavity, x.cols());
+  VolumeAndGradient r;
+  r.gradient = {cavity.nodes, node_gradient(cavity, centred_points(cavity, x), &r.volume_mm3)};
+  return r;
+}
+
 void add_pressure_forces(const CavitySurface& cavity, const Eigen::Matrix3Xd& x, double pressure_kPa,
                          Eigen::Matrix3Xd& f) {
   CARDIO_CHECK(f.cols() == x.cols(), "forces: " << f.cols() << " columns for " << x.cols() << " nodes");
-  const VolumeGradient g = volume_gradient(cavity, x);
-  for (std::size_t k = 0; k < g.nodes.size(); ++k) f.col(g.nodes[k]) += pressure_kPa * g.grad.col(Eigen::Index(k));
+  add_pressure_forces(volume_gradient(cavity, x), pressure_kPa, f);
+}
+
+void add_pressure_forces(const VolumeGradient& g, double pressure_kPa, Eigen::Matrix3Xd& f) {
+  // The surface's nodes are distinct: each column is written once.
+  parallel_for(std::int64_t(g.nodes.size()),
+               [&](std::int64_t k) { f.col(g.nodes[std::size_t(k)]) += pressure_kPa * g.grad.col(Eigen::Index(k)); });
 }
 
 ProjectionResult project_volume(const CavitySurface& cavity, const Eigen::VectorXd& mass,

@@ -65,7 +65,9 @@ class CavityCoupling {
 
   /// The commands for the step that starts at t (call before each step and after a restore).
   void set_time(double t);
-  /// f += the follower pressures of the cavities that are filling, at positions x.
+  /// f += the follower pressures of the cavities that are filling, at positions x. Where x are the
+  /// positions of the last end_of_step_volumes_mL call (the next step's forces), that call's
+  /// volume gradient is used: one pass over the surface fewer per filling step.
   void add_forces(const Eigen::Matrix3Xd& x, Eigen::Matrix3Xd& f) const;
   /// The volume projections of the isovolumic and ejecting cavities (mass: lumped nodal masses,
   /// free_mask: the unconstrained components, dt: the step).
@@ -75,8 +77,9 @@ class CavityCoupling {
   std::vector<double> volumes_mL(const Eigen::Matrix3Xd& x) const;
   /// The same at the end of a step whose positions x last changed in project(): a projected
   /// cavity's volume is the one its projection computed at those positions (the same function of
-  /// the same x, one pass over its surface fewer per step).
-  std::vector<double> end_of_step_volumes_mL(const Eigen::Matrix3Xd& x) const;
+  /// the same x, one pass over its surface fewer per step); any other cavity's comes with its
+  /// gradient at x, kept for the next step's add_forces.
+  std::vector<double> end_of_step_volumes_mL(const Eigen::Matrix3Xd& x);
   /// Advance every beat machine to t with the step's volumes and pressures. A beat that overran
   /// its period is returned (the last one, if several), the other cavities are still advanced.
   std::optional<Overrun> update(double t, const std::vector<double>& volumes_mL, double dt);
@@ -108,6 +111,13 @@ class CavityCoupling {
   std::vector<double> m_impulse;                       ///< isovolumic: sum of the step's projection impulses [kPa ms]
   std::vector<CoupledResult> m_coupled;                ///< ejection: the step's coupled projection
   std::vector<std::optional<double>> m_projected_mm3;  ///< the volume after the step's last projection, if any
+  /// dV/dx of each unprojected cavity at the end of the last step. Dropped by project() and
+  /// restore(), which move the nodes; used only for the same array with the same first node.
+  std::vector<std::optional<VolumeGradient>> m_end_gradient;
+  const double* m_end_positions = nullptr;
+  Eigen::Vector3d m_end_first_node = Eigen::Vector3d::Zero();
+  bool end_gradient_valid_at(const Eigen::Matrix3Xd& x) const;
+  void drop_end_gradients();
   std::optional<ClosedLoopCoupling> m_loop;
   std::vector<int> m_ventricle;  ///< closed loop: the loop ventricle (0 LV, 1 RV) of each cavity
 };

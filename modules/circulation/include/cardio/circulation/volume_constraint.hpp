@@ -55,11 +55,21 @@ double cavity_volume_mm3(const meshing::CavitySurface& cavity, const Eigen::Matr
 /// the rim nodes.
 VolumeGradient volume_gradient(const meshing::CavitySurface& cavity, const Eigen::Matrix3Xd& x);
 
+/// The volume [mm^3] and dV/dx at x in one pass over the surface: the numbers of cavity_volume_mm3
+/// and volume_gradient, for a caller that needs both (the beat's filling steps).
+struct VolumeAndGradient {
+  double volume_mm3 = 0;
+  VolumeGradient gradient;
+};
+VolumeAndGradient volume_and_gradient(const meshing::CavitySurface& cavity, const Eigen::Matrix3Xd& x);
+
 /// f += p dV/dx: the nodal forces of a uniform cavity pressure p [kPa] on the closed surface,
 /// lid included (work-conjugate to the volume, hence consistent with the projection: at
 /// equilibrium the projection's pressure equals the applied one). p > 0 pushes the wall outward.
 void add_pressure_forces(const meshing::CavitySurface& cavity, const Eigen::Matrix3Xd& x, double pressure_kPa,
                          Eigen::Matrix3Xd& f);
+/// The same with the gradient at the current positions already in hand.
+void add_pressure_forces(const VolumeGradient& gradient, double pressure_kPa, Eigen::Matrix3Xd& f);
 
 /// Result of one projection.
 struct ProjectionResult {
