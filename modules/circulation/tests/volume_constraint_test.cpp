@@ -6,6 +6,7 @@
 #include <iostream>
 #include <random>
 
+#include "cardio/circulation/cavity_coupling.hpp"
 #include "cardio/circulation/cubic.hpp"
 #include "cardio/circulation/volume_constraint.hpp"
 #include "cardio/circulation/windkessel.hpp"
@@ -73,6 +74,57 @@ TEST(CavityVolume, PressureForcesAreThePressureTimesTheGradient) {
     EXPECT_LT((f.col(g.nodes[k]) - 2.5 * g.grad.col(Eigen::Index(k))).norm(), 1e-14);
   // A uniform pressure on a closed surface has no net force.
   EXPECT_LT(f.rowwise().sum().norm(), 1e-12);
+}
+
+TEST(CavityVolume, VolumeAndGradientInOnePassAreTheSeparateOnes) {
+  // Several triangle blocks, so the volume's partial sums add across blocks as six_volume's do.
+  const meshing::VoxelMesh m = testing::open_box_mesh({30, 28, 22});
+  const CavitySurface& lv = m.cavities.at(0);
+  ASSERT_GT(lv.triangles.size(), 4096u);
+  const Eigen::Matrix3Xd x = deformed(m, 0.05, 5);
+  const VolumeAndGradient vg = volume_and_gradient(lv, x);
+  // meshing's serial sum in absolute coordinates is the independent reference for the volume.
+  EXPECT_LT(std::abs(vg.volume_mm3 / meshing::cavity_volume(lv, x) - 1), 1e-10);
+  EXPECT_LT(std::abs(vg.volume_mm3 / cavity_volume_mm3(lv, x) - 1), 1e-14);
+  const VolumeGradient g = volume_gradient(lv, x);
+  ASSERT_EQ(vg.gradient.nodes, g.nodes);
+  EXPECT_TRUE((vg.gradient.grad.array() == g.grad.array()).all());
+  Eigen::Matrix3Xd f1 = Eigen::Matrix3Xd::Zero(3, x.cols()), f2 = f1;
+  add_pressure_forces(lv, x, 1.7, f1);
+  add_pressure_forces(vg.gradient, 1.7, f2);
+  EXPECT_TRUE((f1.array() == f2.array()).all());
+}
+
+TEST(CavityCoupling, FillingForcesReuseTheEndOfStepGradientOnlyAtThosePositions) {
+  const meshing::VoxelMesh m = testing::open_box_mesh();
+  const CavitySurface& lv = m.cavities.at(0);
+  CavityCoupling coupling({CavityCirculation{"lv", {}, {}}}, {&lv}, m.mesh.rest, 1000.0);
+  coupling.set_time(50.0);  // filling: the pressure ramps to the EDP over the first 100 ms
+  ASSERT_EQ(coupling.cycles()[0].phase(), Phase::filling);
+  const double p_kPa = 4.0 * units::kMmHgInKPa;  // half of the default 8 mmHg ramp
+  Eigen::Matrix3Xd x = deformed(m, 0.02, 9);
+  const auto forces = [&](const Eigen::Matrix3Xd& at) {
+    Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, at.cols());
+    coupling.add_forces(at, f);
+    return f;
+  };
+  const auto expected = [&](const Eigen::Matrix3Xd& at) {
+    Eigen::Matrix3Xd f = Eigen::Matrix3Xd::Zero(3, at.cols());
+    add_pressure_forces(lv, at, p_kPa, f);
+    return f;
+  };
+  EXPECT_LT((forces(x) - expected(x)).cwiseAbs().maxCoeff(), 1e-12);
+  const std::vector<double> V = coupling.end_of_step_volumes_mL(x);
+  EXPECT_LT(std::abs(V.at(0) * kMm3PerMl / meshing::cavity_volume(lv, x) - 1), 1e-10);
+  EXPECT_LT((forces(x) - expected(x)).cwiseAbs().maxCoeff(), 1e-12);  // the kept gradient
+  // The same array moved in place (a surface node first) is not the positions of that gradient.
+  x.col(lv.nodes[0]) += Eigen::Vector3d(0.05, -0.03, 0.02);
+  EXPECT_LT((forces(x) - expected(x)).cwiseAbs().maxCoeff(), 1e-12);
+  // Nor is another array holding other positions.
+  coupling.end_of_step_volumes_mL(x);
+  const Eigen::Matrix3Xd y = deformed(m, 0.03, 10);
+  EXPECT_LT((forces(y) - expected(y)).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_GT((expected(y) - expected(x)).cwiseAbs().maxCoeff(), 1e-6);  // the states do differ
 }
 
 TEST(CavityVolume, LargeCavityInTriangleBlocksIsExactAndBitIdenticalAtAnyThreadCount) {
