@@ -88,7 +88,8 @@ NodeState MassSpringSystem::rest_state(const ForceInputs& in) const {
 
 void MassSpringSystem::forces(const Eigen::Matrix3Xd& x, const Eigen::Matrix3Xd& v, const ForceInputs& in,
                               Eigen::Matrix3Xd& f) const {
-  f.setZero(3, x.cols());
+  f.resize(3, x.cols());
+  parallel_for(f.cols(), [&](std::int64_t i) { f.col(i).setZero(); });  // a serial memset idled the team
   m_internal->add_forces(x, v, in, f);
   add_foundation_forces(x, f);
   add_loads(x, in.load_factor, f);
