@@ -1,6 +1,5 @@
 #include "cardio/activation/twitch.hpp"
 
-#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -60,41 +59,17 @@ double Twitch::raw_tanh2(double s) const {
   return up * up * down * down;
 }
 
-namespace {
-
-/// sin^2(pi u / 2) for u in [0, 1], sin by its Taylor series to x^21 in Horner form: on
-/// [0, pi/2] the first term left out, (pi/2)^23 / 23!, is below 2e-18, so the value is libm's to
-/// a few ulp. It runs for every contracting element at every step, where libm's sin and cos (with
-/// their rounding-mode save and restore) were 3-4 % of a beat.
-double sin_squared_quarter_turn(double u) {
-  constexpr double kHalfPi = std::numbers::pi / 2;
-  constexpr int kTerms = 11;  // x, x^3, ..., x^21
-  constexpr std::array<double, kTerms> c = [] {
-    std::array<double, kTerms> k{};
-    double factorial = 1;  // (2i + 1)!
-    for (int i = 0; i < kTerms; ++i) {
-      if (i > 0) factorial *= double(2 * i) * double(2 * i + 1);
-      k[std::size_t(i)] = (i % 2 == 0 ? 1.0 : -1.0) / factorial;
-    }
-    return k;
-  }();
-  const double x = kHalfPi * u, z = x * x;
-  double p = c[kTerms - 1];
-  for (int i = kTerms - 2; i >= 0; --i) p = p * z + c[std::size_t(i)];
-  const double r = x * p;
-  return r * r;
-}
-
-}  // namespace
-
 double Twitch::shape(double s) const {
   if (m_params.shape == TwitchParams::Shape::tanh2) return std::min(1.0, raw_tanh2(s) / m_tanh2_peak);
   const double tp = m_params.time_to_peak_ms, td = m_params.duration_ms;
   if (!(s > 0 && s < td)) return 0.0;
-  // The rise sin^2(pi s / (2 tp)), the decay cos^2(pi (s - tp) / (2 (td - tp))) = sin^2 of the
-  // complement: both a quarter turn of sin^2, the decay's argument taken from the end (td - s) so
-  // that it keeps its relative precision where the tension returns to zero.
-  return sin_squared_quarter_turn(s <= tp ? s / tp : (td - s) / (td - tp));
+  constexpr double pi = std::numbers::pi;
+  if (s <= tp) {
+    const double r = std::sin(0.5 * pi * s / tp);
+    return r * r;
+  }
+  const double r = std::cos(0.5 * pi * (s - tp) / (td - tp));
+  return r * r;
 }
 
 double Twitch::activation(double t, double t_act) const {
