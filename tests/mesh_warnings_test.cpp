@@ -120,7 +120,9 @@ TEST_F(MeshWarnings, CoarseLvPhantomWarnsOfItsThinWallAndItsVolumes) {
       EXPECT_NEAR(v["difference_percent"].get<double>(), 100 * (mesh_mL / v["source_mL"].get<double>() - 1), 1e-9);
       EXPECT_GT(std::abs(v["difference_percent"].get<double>()), 5.0);
     }
-    if (h == 3.0) EXPECT_EQ(of_kind(r.report, "volume_mismatch").size(), 2u) << r.report["warnings"].dump(2);
+    if (h == 3.0) {
+      EXPECT_EQ(of_kind(r.report, "volume_mismatch").size(), 2u) << r.report["warnings"].dump(2);
+    }
   }
 }
 
