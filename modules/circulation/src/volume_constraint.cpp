@@ -43,18 +43,10 @@ void check_cavity(const CavitySurface& c, Eigen::Index n_nodes) {
 /// they idled the second thread: 2.6 % of the default case's beat time, docs/performance.md).
 Eigen::Matrix3Xd centred_points(const CavitySurface& c, const Eigen::Matrix3Xd& x) {
   Eigen::Matrix3Xd p = meshing::surface_points(c, x);
-  // The three coordinate sums in one pass, each in deterministic_sum's order (fixed chunks, added
-  // in chunk order): the same bits as three such sums.
-  const std::int64_t n = p.cols(), chunks = (n + kReduceChunk - 1) / kReduceChunk;
-  std::vector<Eigen::Vector3d> partial(std::size_t(chunks), Eigen::Vector3d::Zero());
-  parallel_for_blocks(chunks, [&](std::int64_t k) {
-    Eigen::Vector3d s = Eigen::Vector3d::Zero();
-    for (std::int64_t i = k * kReduceChunk; i < std::min(n, (k + 1) * kReduceChunk); ++i) s += p.col(i);
-    partial[std::size_t(k)] = s;
-  });
-  Eigen::Vector3d centroid = Eigen::Vector3d::Zero();
-  for (const Eigen::Vector3d& s : partial) centroid += s;
-  centroid /= double(n);
+  // One pass for the three coordinates (the same bits as three double sums).
+  const Eigen::Vector3d centroid = deterministic_sum(p.cols(), Eigen::Vector3d(Eigen::Vector3d::Zero()),
+                                                     [&](std::int64_t i) { return Eigen::Vector3d(p.col(i)); }) /
+                                   double(p.cols());
   parallel_for(p.cols(), [&](std::int64_t i) { p.col(i) -= centroid; });
   return p;
 }

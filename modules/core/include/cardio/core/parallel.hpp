@@ -108,21 +108,27 @@ void parallel_for_blocks(std::int64_t n, Body&& body) {
 /// Chunk size of deterministic reductions; fixed so the summation tree never changes.
 inline constexpr std::int64_t kReduceChunk = 4096;
 
-/// Sum of term(i) over [0, n), bit-identical for any thread count: each fixed chunk is summed
-/// sequentially, then the chunk sums are added in chunk order.
-template <class Term>
-double deterministic_sum(std::int64_t n, Term&& term) {
+/// Sum of term(i) over [0, n) starting from `zero` (0.0, or a zero vector: a sum of 3-vectors adds
+/// each coordinate as its own double sum would), bit-identical for any thread count: each fixed
+/// chunk is summed sequentially, then the chunk sums are added in chunk order.
+template <class T, class Term>
+T deterministic_sum(std::int64_t n, const T& zero, Term&& term) {
   const std::int64_t n_chunks = (n + kReduceChunk - 1) / kReduceChunk;
-  std::vector<double> partial(static_cast<std::size_t>(n_chunks), 0.0);
+  std::vector<T> partial(static_cast<std::size_t>(n_chunks), zero);
   parallel_for(n_chunks, [&](std::int64_t c) {
     const std::int64_t end = std::min(n, (c + 1) * kReduceChunk);
-    double s = 0.0;
+    T s = zero;
     for (std::int64_t i = c * kReduceChunk; i < end; ++i) s += term(i);
     partial[static_cast<std::size_t>(c)] = s;
   });
-  double total = 0.0;
-  for (double s : partial) total += s;
+  T total = zero;
+  for (const T& s : partial) total += s;
   return total;
+}
+
+template <class Term>
+double deterministic_sum(std::int64_t n, Term&& term) {
+  return deterministic_sum(n, 0.0, term);
 }
 
 /// Maximum of value(i) over [0, n) (max is order-independent, chunked for parallelism).
