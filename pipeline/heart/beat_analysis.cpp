@@ -121,8 +121,8 @@ BeatAnalysis::BeatAnalysis(const AnalysisParams& params, const meshing::VoxelMes
   m_axis_direction = l;
   m_slices = twist_slices(m.mesh, m_segment, spec);
   m_rest_dirs = analysis::rest_directions(m.mesh, spec.axis);
-  m_ref_dirs = m_rest_dirs;
   m_ref = m.mesh.rest;
+  m_strain_ref.emplace(m.mesh, m_rest_dirs);
   m_endocardium = analysis::endocardial_surface(endocardial_faces(m, lv.name));
   update_endocardial_frame();
   m_weight = mechanics::element_volumes(m.mesh, m.mesh.rest);
@@ -139,10 +139,7 @@ void BeatAnalysis::update_endocardial_frame() {
                                                       m_axis_direction);
 }
 
-analysis::ElementStrains BeatAnalysis::strains_now(const Eigen::Matrix3Xd& x) const {
-  return m_ref_is_rest ? analysis::strains(m_mesh, x, m_rest_dirs)
-                       : analysis::strains_relative(m_mesh, m_ref, x, m_ref_dirs);
-}
+analysis::ElementStrains BeatAnalysis::strains_now(const Eigen::Matrix3Xd& x) const { return m_strain_ref->strains(x); }
 
 std::vector<io::Field> BeatAnalysis::frame_fields(const Eigen::Matrix3Xd& x) const {
   const analysis::ElementStrains s = strains_now(x);
@@ -206,8 +203,8 @@ void BeatAnalysis::sample(double t_ms, const Eigen::Matrix3Xd& x) {
 void BeatAnalysis::end_diastole(double, const Eigen::Matrix3Xd& x) {
   if (m_params.reference != StrainReference::end_diastole) return;
   m_ref = x;
-  m_ref_dirs = analysis::push_forward(m_mesh, x, m_rest_dirs);
   m_ref_is_rest = false;
+  m_strain_ref.emplace(m_mesh, m_ref, analysis::push_forward(m_mesh, m_ref, m_rest_dirs));
   update_endocardial_frame();
 }
 
@@ -324,7 +321,7 @@ void BeatAnalysis::save(BinaryWriter& out) const {
 void BeatAnalysis::restore(BinaryReader& in) {
   m_ref_is_rest = in.i64() != 0;
   in.f64s(m_ref.data(), std::size_t(m_ref.size()));
-  if (!m_ref_is_rest) m_ref_dirs = analysis::push_forward(m_mesh, m_ref, m_rest_dirs);
+  if (!m_ref_is_rest) m_strain_ref.emplace(m_mesh, m_ref, analysis::push_forward(m_mesh, m_ref, m_rest_dirs));
   update_endocardial_frame();
   const std::uint64_t n = in.u64();
   CARDIO_CHECK(n < 100000000, "checkpoint claims " << n << " strain samples");

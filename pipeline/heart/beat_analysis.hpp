@@ -8,6 +8,7 @@
 /// when and relative to what they are evaluated.
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cardio/analysis/endocardial_strain.hpp"
 #include "cardio/analysis/strain.hpp"
@@ -60,9 +61,11 @@ class BeatAnalysis {
 
   AnalysisParams m_params;
   const mechanics::HexMesh& m_mesh;
-  analysis::ElementDirections m_rest_dirs, m_ref_dirs;
+  analysis::ElementDirections m_rest_dirs;
   Eigen::Matrix3Xd m_ref;  ///< reference positions (rest until the first end-diastole)
   bool m_ref_is_rest = true;
+  std::optional<analysis::ReferenceConfiguration>
+      m_strain_ref;  ///< m_ref's gradients and volumes (set on construction)
   std::vector<std::uint8_t> m_segment;
   Eigen::Vector3d m_axis_direction;                   ///< unit, apex -> base
   std::array<std::vector<std::int32_t>, 2> m_slices;  ///< twist slices: basal, apical (nodes)

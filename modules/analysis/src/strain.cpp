@@ -73,13 +73,6 @@ ElementStrains allocate(Eigen::Index n) {
   return s;
 }
 
-/// Volume of x over volume of X (exact trilinear volumes), each taken relative to its first node so
-/// that far-from-origin coordinates do not cost digits.
-double volume_ratio(const NodeMatrix& x, const NodeMatrix& X) {
-  const NodeMatrix xc = x.colwise() - x.col(0), Xc = X.colwise() - X.col(0);
-  return mechanics::hex_volume(xc) / mechanics::hex_volume(Xc);
-}
-
 /// Everything derived from F for element e (pure per-element write).
 void fill(Eigen::Index e, const Eigen::Matrix3d& F, const ElementDirections& d, ElementStrains& s) {
   const Eigen::Matrix3d E = green_lagrange(F);
@@ -191,48 +184,95 @@ ElementDirections push_forward(const HexMesh& mesh, const Eigen::Matrix3Xd& x_re
   return d;
 }
 
-ElementStrains strains(const HexMesh& mesh, const Eigen::Matrix3Xd& x, const ElementDirections& dirs) {
-  check_positions(mesh, x, "strains");
-  check_directions(mesh, dirs);
+namespace {
+
+/// J0^-1 of every element at rest (column-major 3 x 3 per column); throws on a degenerate element.
+Eigen::Matrix<double, 9, Eigen::Dynamic> rest_inverses(const HexMesh& mesh) {
+  static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
   const Eigen::Index n = mesh.n_elements();
-  ElementStrains s = allocate(n);
+  Eigen::Matrix<double, 9, Eigen::Dynamic> inv(9, n);
   std::vector<std::uint8_t> bad(std::size_t(n), 0);
   parallel_for(n, [&](std::int64_t e) {
-    const mechanics::Hex& h = mesh.hexes[std::size_t(e)];
-    Eigen::Matrix3d F;
-    if (!try_centre_gradient(mechanics::gather(mesh.rest, h), mechanics::gather(x, h), F)) {
+    const NodeMatrix X = mechanics::gather(mesh.rest, mesh.hexes[std::size_t(e)]);
+    const Eigen::Matrix3d J0 = (X.colwise() - X.col(0)) * dN;  // offsets: see try_centre_gradient
+    if (!well_conditioned(J0)) {
       bad[std::size_t(e)] = 1;
       return;
     }
-    fill(e, F, dirs, s);
-    s.J(e) = volume_ratio(mechanics::gather(x, h), mechanics::gather(mesh.rest, h));
+    Eigen::Map<Eigen::Matrix3d>(inv.col(e).data()) = J0.inverse();
   });
   throw_if_bad(bad, "strains: degenerate rest hexahedron");
+  return inv;
+}
+
+/// Every element's volume at x, taken relative to its first node so that far-from-origin
+/// coordinates do not cost digits.
+Eigen::VectorXd centred_volumes(const HexMesh& mesh, const Eigen::Matrix3Xd& x) {
+  Eigen::VectorXd v(mesh.n_elements());
+  parallel_for(mesh.n_elements(), [&](std::int64_t e) {
+    const NodeMatrix xe = mechanics::gather(x, mesh.hexes[std::size_t(e)]);
+    v[e] = mechanics::hex_volume(xe.colwise() - xe.col(0));
+  });
+  return v;
+}
+
+}  // namespace
+
+ReferenceConfiguration::ReferenceConfiguration(const HexMesh& mesh, const ElementDirections& dirs)
+    : m_mesh(&mesh), m_dirs(dirs), m_rest_inverse(rest_inverses(mesh)), m_volume(centred_volumes(mesh, mesh.rest)) {
+  check_directions(mesh, dirs);
+}
+
+ReferenceConfiguration::ReferenceConfiguration(const HexMesh& mesh, const Eigen::Matrix3Xd& x_ref,
+                                               const ElementDirections& dirs_ref)
+    : m_mesh(&mesh), m_dirs(dirs_ref) {
+  check_positions(mesh, x_ref, "strains_relative (reference)");
+  check_directions(mesh, dirs_ref);
+  static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
+  m_rest_inverse = rest_inverses(mesh);
+  m_volume = centred_volumes(mesh, x_ref);
+  const Eigen::Index n = mesh.n_elements();
+  m_ref_inverse.resize(9, n);
+  std::vector<std::uint8_t> bad(std::size_t(n), 0);
+  parallel_for(n, [&](std::int64_t e) {
+    const NodeMatrix xr = mechanics::gather(x_ref, mesh.hexes[std::size_t(e)]);
+    const Eigen::Matrix3d F_ref =
+        ((xr.colwise() - xr.col(0)) * dN) * Eigen::Map<const Eigen::Matrix3d>(m_rest_inverse.col(e).data());
+    if (!well_conditioned(F_ref)) {
+      bad[std::size_t(e)] = 1;
+      return;
+    }
+    Eigen::Map<Eigen::Matrix3d>(m_ref_inverse.col(e).data()) = F_ref.inverse();
+  });
+  throw_if_bad(bad, "strains_relative: singular F(x_ref)");
+}
+
+ElementStrains ReferenceConfiguration::strains(const Eigen::Matrix3Xd& x) const {
+  check_positions(*m_mesh, x, "strains");
+  static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
+  const Eigen::Index n = m_mesh->n_elements();
+  ElementStrains s = allocate(n);
+  const bool relative = m_ref_inverse.cols() == n;
+  parallel_for(n, [&](std::int64_t e) {
+    const NodeMatrix xe = mechanics::gather(x, m_mesh->hexes[std::size_t(e)]);
+    const NodeMatrix xc = xe.colwise() - xe.col(0);
+    const Eigen::Matrix3d F = (xc * dN) * Eigen::Map<const Eigen::Matrix3d>(m_rest_inverse.col(e).data());
+    fill(e, relative ? Eigen::Matrix3d(F * Eigen::Map<const Eigen::Matrix3d>(m_ref_inverse.col(e).data())) : F, m_dirs,
+         s);
+    s.J(e) = mechanics::hex_volume(xc) / m_volume[e];
+  });
   return s;
+}
+
+ElementStrains strains(const HexMesh& mesh, const Eigen::Matrix3Xd& x, const ElementDirections& dirs) {
+  check_positions(mesh, x, "strains");
+  return ReferenceConfiguration(mesh, dirs).strains(x);
 }
 
 ElementStrains strains_relative(const HexMesh& mesh, const Eigen::Matrix3Xd& x_ref, const Eigen::Matrix3Xd& x,
                                 const ElementDirections& dirs_ref) {
-  check_positions(mesh, x_ref, "strains_relative (reference)");
   check_positions(mesh, x, "strains_relative");
-  check_directions(mesh, dirs_ref);
-  const Eigen::Index n = mesh.n_elements();
-  ElementStrains s = allocate(n);
-  std::vector<std::uint8_t> bad(std::size_t(n), 0);
-  parallel_for(n, [&](std::int64_t e) {
-    const mechanics::Hex& h = mesh.hexes[std::size_t(e)];
-    const NodeMatrix X = mechanics::gather(mesh.rest, h);
-    Eigen::Matrix3d F, F_ref;
-    if (!try_centre_gradient(X, mechanics::gather(x_ref, h), F_ref) || !well_conditioned(F_ref) ||
-        !try_centre_gradient(X, mechanics::gather(x, h), F)) {
-      bad[std::size_t(e)] = 1;
-      return;
-    }
-    fill(e, F * F_ref.inverse(), dirs_ref, s);
-    s.J(e) = volume_ratio(mechanics::gather(x, h), mechanics::gather(x_ref, h));
-  });
-  throw_if_bad(bad, "strains_relative: degenerate rest element or singular F(x_ref)");
-  return s;
+  return ReferenceConfiguration(mesh, x_ref, dirs_ref).strains(x);
 }
 
 }  // namespace cardio::analysis

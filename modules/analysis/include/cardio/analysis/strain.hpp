@@ -76,6 +76,28 @@ ElementStrains strains(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x
 ElementStrains strains_relative(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x_ref,
                                 const Eigen::Matrix3Xd& x, const ElementDirections& dirs_ref);
 
+/// A strain reference kept for a series of states: per element the centre gradient's inverse at
+/// rest J0^-1, at x_ref F(x_ref)^-1 and the reference volume, computed once (a beat samples the
+/// strains every few milliseconds against one reference). strains(x) gives what strains() or
+/// strains_relative() give, to the bit. `mesh` must outlive it.
+class ReferenceConfiguration {
+ public:
+  /// The rest configuration; `dirs` from rest_directions. Throws on a degenerate rest element.
+  ReferenceConfiguration(const mechanics::HexMesh& mesh, const ElementDirections& dirs);
+  /// x_ref (e.g. end-diastole); `dirs_ref` in that configuration (push_forward). Throws if F(x_ref)
+  /// is singular in an element.
+  ReferenceConfiguration(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x_ref,
+                         const ElementDirections& dirs_ref);
+  ElementStrains strains(const Eigen::Matrix3Xd& x) const;
+
+ private:
+  const mechanics::HexMesh* m_mesh;
+  ElementDirections m_dirs;
+  Eigen::Matrix<double, 9, Eigen::Dynamic> m_rest_inverse;  ///< J0^-1, column-major per element
+  Eigen::Matrix<double, 9, Eigen::Dynamic> m_ref_inverse;   ///< F(x_ref)^-1 (empty: the rest is the reference)
+  Eigen::VectorXd m_volume;                                 ///< reference volumes, each from its first node [mm^3]
+};
+
 /// Fibre stretch of every element relative to the rest state, lambda = |F f0| with F at the element
 /// centre and f0 the element's rest fibre direction (mesh.fibre).
 Eigen::VectorXd fibre_stretch(const mechanics::HexMesh& mesh, const Eigen::Matrix3Xd& x);
