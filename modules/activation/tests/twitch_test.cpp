@@ -131,6 +131,32 @@ TEST(Twitch, ActiveTensionMatchesTheClosedFormForEveryElement) {
   }
 }
 
+/// The cosine shape's polynomial sin^2 against libm's extended-precision sin, relative to the value
+/// itself: a few ulp everywhere, including next to the onset and the end where the tension is tiny
+/// (the reference takes the decay from its end, (td - s), as a double cos of (s - tp) cannot there).
+TEST(Twitch, CosineShapeIsLibmsToAFewUlp) {
+  TwitchParams p;
+  p.time_to_peak_ms = 147;
+  p.duration_ms = 402;
+  const Twitch tw(p);
+  const double tp = p.time_to_peak_ms, td = p.duration_ms;
+  double worst = 0;
+  const auto check = [&](double s) {
+    const long double half_pi = std::numbers::pi_v<long double> / 2;
+    const long double u = s <= tp ? (long double)s / tp : ((long double)td - s) / ((long double)td - tp);
+    const long double r = std::sin(half_pi * u);
+    const double expected = double(r * r);
+    ASSERT_GT(expected, 0) << "s = " << s;
+    worst = std::max(worst, std::abs(tw.shape(s) / expected - 1));
+  };
+  for (int i = 1; i < 100000; ++i) check(td * i / 100000.0);
+  for (double s : {1e-9, 1e-6, 1e-3, tp - 1e-9, tp, tp + 1e-9, td - 1e-3, td - 1e-6}) check(s);
+  EXPECT_LT(worst, 1e-14) << "worst relative difference " << worst;
+  EXPECT_EQ(tw.shape(tp), 1.0);
+  EXPECT_EQ(tw.shape(0.0), 0.0);
+  EXPECT_EQ(tw.shape(td), 0.0);
+}
+
 TEST(Twitch, ParametersAreValidated) {
   const auto message = [](const TwitchParams& p) -> std::string {
     try {

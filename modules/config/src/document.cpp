@@ -86,8 +86,8 @@ std::string misspelling_hint(const YAML::Node& map, const std::string& key, cons
 }  // namespace detail
 
 using detail::edit_distance;
-using detail::location;
 using detail::join;
+using detail::location;
 
 std::shared_ptr<Document> Document::load_file(const std::filesystem::path& file) {
   // A directory opens as an empty stream, which would read as an empty config ("experiment:

@@ -56,6 +56,11 @@ class Twitch {
 
  private:
   double raw_tanh2(double s) const;
+  /// s - t_act - delay, wrapped into [0, period) if periodic (negative before the first twitch).
+  double phase(double t, double t_act) const;
+  /// The cosine shape as a quarter turn of sin^2: u in [0, 1] with a = sin^2(pi u / 2); 0 outside
+  /// the twitch.
+  double quarter_turn(double s) const;
   TwitchParams m_params;
   double m_time_to_peak = 0;
   double m_tanh2_peak = 1;
