@@ -129,7 +129,7 @@ void Twitch::active_tension(const Eigen::VectorXd& t_act, double t, Eigen::Vecto
   // vectorised loop (body or remainder), so the values are the same at any thread count.
   constexpr std::int64_t kBlock = 512;
   const std::int64_t n = t_act.size();
-  parallel_for((n + kBlock - 1) / kBlock, [&](std::int64_t b) {
+  parallel_for_blocks((n + kBlock - 1) / kBlock, [&](std::int64_t b) {
     const std::int64_t begin = b * kBlock, count = std::min(kBlock, n - begin);
     alignas(64) double u[kBlock];
     bool contracting = false;
