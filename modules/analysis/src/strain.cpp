@@ -22,6 +22,14 @@ Eigen::Matrix<double, 8, 3> centre_shape_derivatives() {
   return d / 8.0;
 }
 
+/// sum_i (x_i - x_0) (x) dN_i/dxi at the centre: node offsets from node 0 (dN sums to zero), so
+/// that far from the origin the products carry the round-off of one subtraction, not of eight
+/// large terms.
+Eigen::Matrix3d centre_jacobian(const NodeMatrix& x) {
+  static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
+  return (x.colwise() - x.col(0)) * dN;
+}
+
 /// Non-degenerate: |det A| > 1e-12 times the product of the column lengths (Hadamard's bound).
 bool well_conditioned(const Eigen::Matrix3d& a) {
   const double bound = a.col(0).norm() * a.col(1).norm() * a.col(2).norm();
@@ -31,12 +39,9 @@ bool well_conditioned(const Eigen::Matrix3d& a) {
 
 /// F at the centre; false (F untouched) if the rest element is degenerate.
 bool try_centre_gradient(const NodeMatrix& X, const NodeMatrix& x, Eigen::Matrix3d& F) {
-  static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
-  // Node offsets from node 0 (dN sums to zero): far from the origin the products then carry the
-  // round-off of one subtraction, not of eight large terms.
-  const Eigen::Matrix3d J0 = (X.colwise() - X.col(0)) * dN;
+  const Eigen::Matrix3d J0 = centre_jacobian(X);
   if (!well_conditioned(J0)) return false;
-  F = ((x.colwise() - x.col(0)) * dN) * J0.inverse();
+  F = centre_jacobian(x) * J0.inverse();
   return true;
 }
 
@@ -188,13 +193,11 @@ namespace {
 
 /// J0^-1 of every element at rest (column-major 3 x 3 per column); throws on a degenerate element.
 Eigen::Matrix<double, 9, Eigen::Dynamic> rest_inverses(const HexMesh& mesh) {
-  static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
   const Eigen::Index n = mesh.n_elements();
   Eigen::Matrix<double, 9, Eigen::Dynamic> inv(9, n);
   std::vector<std::uint8_t> bad(std::size_t(n), 0);
   parallel_for(n, [&](std::int64_t e) {
-    const NodeMatrix X = mechanics::gather(mesh.rest, mesh.hexes[std::size_t(e)]);
-    const Eigen::Matrix3d J0 = (X.colwise() - X.col(0)) * dN;  // offsets: see try_centre_gradient
+    const Eigen::Matrix3d J0 = centre_jacobian(mechanics::gather(mesh.rest, mesh.hexes[std::size_t(e)]));
     if (!well_conditioned(J0)) {
       bad[std::size_t(e)] = 1;
       return;
@@ -228,16 +231,14 @@ ReferenceConfiguration::ReferenceConfiguration(const HexMesh& mesh, const Eigen:
     : m_mesh(&mesh), m_dirs(dirs_ref) {
   check_positions(mesh, x_ref, "strains_relative (reference)");
   check_directions(mesh, dirs_ref);
-  static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
   m_rest_inverse = rest_inverses(mesh);
   m_volume = centred_volumes(mesh, x_ref);
   const Eigen::Index n = mesh.n_elements();
   m_ref_inverse.resize(9, n);
   std::vector<std::uint8_t> bad(std::size_t(n), 0);
   parallel_for(n, [&](std::int64_t e) {
-    const NodeMatrix xr = mechanics::gather(x_ref, mesh.hexes[std::size_t(e)]);
-    const Eigen::Matrix3d F_ref =
-        ((xr.colwise() - xr.col(0)) * dN) * Eigen::Map<const Eigen::Matrix3d>(m_rest_inverse.col(e).data());
+    const Eigen::Matrix3d F_ref = centre_jacobian(mechanics::gather(x_ref, mesh.hexes[std::size_t(e)])) *
+                                  Eigen::Map<const Eigen::Matrix3d>(m_rest_inverse.col(e).data());
     if (!well_conditioned(F_ref)) {
       bad[std::size_t(e)] = 1;
       return;
@@ -249,14 +250,13 @@ ReferenceConfiguration::ReferenceConfiguration(const HexMesh& mesh, const Eigen:
 
 ElementStrains ReferenceConfiguration::strains(const Eigen::Matrix3Xd& x) const {
   check_positions(*m_mesh, x, "strains");
-  static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
   const Eigen::Index n = m_mesh->n_elements();
   ElementStrains s = allocate(n);
   const bool relative = m_ref_inverse.cols() == n;
   parallel_for(n, [&](std::int64_t e) {
     const NodeMatrix xe = mechanics::gather(x, m_mesh->hexes[std::size_t(e)]);
     const NodeMatrix xc = xe.colwise() - xe.col(0);
-    const Eigen::Matrix3d F = (xc * dN) * Eigen::Map<const Eigen::Matrix3d>(m_rest_inverse.col(e).data());
+    const Eigen::Matrix3d F = centre_jacobian(xe) * Eigen::Map<const Eigen::Matrix3d>(m_rest_inverse.col(e).data());
     fill(e, relative ? Eigen::Matrix3d(F * Eigen::Map<const Eigen::Matrix3d>(m_ref_inverse.col(e).data())) : F, m_dirs,
          s);
     s.J(e) = mechanics::hex_volume(xc) / m_volume[e];
