@@ -96,7 +96,9 @@ TEST(DeriveCavities, CupOnAnObliqueAnisotropicGridGivesTheErasedCavity) {
   // The myocardium is exactly the input's; only outside voxels became cavity.
   for (std::size_t v = 0; v < labels.values.size(); ++v) {
     ASSERT_EQ(roles.role.values[v] == RoleVolume::kMyocardium, before.role.values[v] == RoleVolume::kMyocardium);
-    if (roles.role.values[v] != before.role.values[v]) ASSERT_EQ(before.role.values[v], RoleVolume::kOutside);
+    if (roles.role.values[v] != before.role.values[v]) {
+      ASSERT_EQ(before.role.values[v], RoleVolume::kOutside);
+    }
   }
 }
 

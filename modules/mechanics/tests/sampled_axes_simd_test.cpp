@@ -109,7 +109,7 @@ TEST(SampledAxesSimd, SinglePrecisionForcesAgreeWithDoubleWhereverTheMeshSits) {
   const Eigen::Matrix3Xd expected = reference_forces(c, exact);
   const double scale = expected.cwiseAbs().maxCoeff();
   const ForceInputs in{1.0, c.Ta, c.activation, Precision::single_precision};
-  for (const Eigen::Vector3d offset : {Eigen::Vector3d::Zero().eval(), Eigen::Vector3d(800, -1500, 2000)}) {
+  for (const Eigen::Vector3d& offset : {Eigen::Vector3d::Zero().eval(), Eigen::Vector3d(800, -1500, 2000)}) {
     const Eigen::Matrix3Xd x = c.x.colwise() + offset;
     for (const std::string& isa : runnable_simd_isas()) {
       single.use_simd_isa(isa);
@@ -214,9 +214,11 @@ void expect_nan_on_inverted_element_only(const Case& c, Precision precision) {
     }
     for (std::int32_t n : hex)
       EXPECT_TRUE(f.col(n).array().isNaN().all()) << isa << ", precision " << int(precision) << ", node " << n;
-    for (Eigen::Index n = 0; n < x.cols(); ++n)
-      if (!touched[std::size_t(n)])
+    for (Eigen::Index n = 0; n < x.cols(); ++n) {
+      if (!touched[std::size_t(n)]) {
         EXPECT_TRUE(f.col(n).allFinite()) << isa << ", precision " << int(precision) << ", node " << n;
+      }
+    }
   }
 }
 

@@ -126,7 +126,8 @@ std::int64_t limit_to_valid(const mechanics::HexMesh& mesh, const Eigen::Matrix3
     bool any = false;
     for (std::size_t e = 0; e < ratio.size(); ++e)
       if (ratio[e] < min_ratio) {
-        any = limited[e] = 1;
+        limited[e] = 1;
+        any = true;
         // The corner Jacobian at node c depends on c and its three edge neighbours in the element;
         // after many rounds (a stubborn element) all eight nodes are scaled back.
         const int c = worst[e];
