@@ -75,8 +75,11 @@ TEST(CalibratedBeat, TheUnloadedHeartFilledToTheImagePressureRefillsTheImage) {
   EXPECT_NEAR(high, 120.0, 3.5);
   EXPECT_NEAR(low, 80.0, 3.5);
 
-  for (const json& q : summary["clinical_comparison"])
-    if (q["quantity"] == "LV ejection fraction") EXPECT_EQ(q["calibrated_by"], "activation.target");
+  for (const json& q : summary["clinical_comparison"]) {
+    if (q["quantity"] == "LV ejection fraction") {
+      EXPECT_EQ(q["calibrated_by"], "activation.target");
+    }
+  }
 
   // Issue 16's normal adult ranges.
   const json& heart = summary["heart"];

@@ -208,12 +208,15 @@ void HeartRun::draw_figures(RunDir& dir, const std::string& script) const {
   if (!m_args.figures || !m_cfg.mesh.draw_figures) return;
   // The figures read the finished outputs; their failure does not undo the results.
   std::ostream& log = dir.log().out();
-  if (figures::run_figure_script(script, dir.path(), log) != 0)
+  if (figures::run_figure_script(script, dir.path(), log) != 0) {
     log << "cardiac: warning: the figures were not (all) drawn (see above); the results are complete. "
-           "Retry with: "
-        << (script == "run_figures.py" ? "cardiac figures"
-                                       : figures::kPython + (" " + figures::script_path(script).string()))
-        << " " << dir.path().string() << "\n";
+           "Retry with: ";
+    if (script == "run_figures.py")
+      log << "cardiac figures";
+    else
+      log << figures::kPython << " " << figures::script_path(script).string();
+    log << " " << dir.path().string() << "\n";
+  }
 }
 
 }  // namespace cardio::app

@@ -39,7 +39,10 @@ const std::vector<std::string> kSmall{"--set", "geometry.phantom.voxel_size=2 mm
 
 std::string command(const std::vector<std::string>& args) {
   std::string cmd = shell_quote(CARDIAC_EXE);
-  for (const auto& a : args) cmd += " " + shell_quote(a);
+  for (const auto& a : args) {
+    cmd += ' ';
+    cmd += shell_quote(a);
+  }
   return cmd;
 }
 
@@ -89,7 +92,7 @@ void expect_only_complete_files(const fs::path& out, bool succeeded, const std::
       EXPECT_TRUE(r->GetErrorCode() == 0 && r->GetOutput()->GetNumberOfCells() > 0)
           << context << ": unreadable " << e.path();
     } else if (ext == ".json") {
-      EXPECT_NO_THROW((void)nlohmann::json::parse(slurp(e.path()))) << context << ": " << e.path();
+      EXPECT_TRUE(nlohmann::json::accept(slurp(e.path()))) << context << ": unparsable " << e.path();
     }
   }
   EXPECT_EQ(fs::exists(out / "summary.json"), succeeded) << context;
