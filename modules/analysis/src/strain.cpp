@@ -22,13 +22,15 @@ Eigen::Matrix<double, 8, 3> centre_shape_derivatives() {
   return d / 8.0;
 }
 
-/// sum_i (x_i - x_0) (x) dN_i/dxi at the centre: node offsets from node 0 (dN sums to zero), so
+/// sum_i offsets_i (x) dN_i/dxi at the centre, from the node offsets x_i - x_0 (dN sums to zero), so
 /// that far from the origin the products carry the round-off of one subtraction, not of eight
 /// large terms.
-Eigen::Matrix3d centre_jacobian(const NodeMatrix& x) {
+Eigen::Matrix3d centre_jacobian_of_offsets(const NodeMatrix& offsets) {
   static const Eigen::Matrix<double, 8, 3> dN = centre_shape_derivatives();
-  return (x.colwise() - x.col(0)) * dN;
+  return offsets * dN;
 }
+
+Eigen::Matrix3d centre_jacobian(const NodeMatrix& x) { return centre_jacobian_of_offsets(x.colwise() - x.col(0)); }
 
 /// Non-degenerate: |det A| > 1e-12 times the product of the column lengths (Hadamard's bound).
 bool well_conditioned(const Eigen::Matrix3d& a) {
@@ -256,7 +258,8 @@ ElementStrains ReferenceConfiguration::strains(const Eigen::Matrix3Xd& x) const 
   parallel_for(n, [&](std::int64_t e) {
     const NodeMatrix xe = mechanics::gather(x, m_mesh->hexes[std::size_t(e)]);
     const NodeMatrix xc = xe.colwise() - xe.col(0);
-    const Eigen::Matrix3d F = centre_jacobian(xe) * Eigen::Map<const Eigen::Matrix3d>(m_rest_inverse.col(e).data());
+    const Eigen::Matrix3d F =
+        centre_jacobian_of_offsets(xc) * Eigen::Map<const Eigen::Matrix3d>(m_rest_inverse.col(e).data());
     fill(e, relative ? Eigen::Matrix3d(F * Eigen::Map<const Eigen::Matrix3d>(m_ref_inverse.col(e).data())) : F, m_dirs,
          s);
     s.J(e) = mechanics::hex_volume(xc) / m_volume[e];
