@@ -178,8 +178,15 @@ MyocardiumParams parse_myocardium(const Node& mat) {
       "element", {{"sampled_axes", ElementKind::sampled_axes}, {"one_point", ElementKind::one_point}},
       ElementKind::sampled_axes);
   m.law.bulk = mat.quantity("bulk_modulus", Dimension::pressure, m.law.bulk, Range::positive());
-  if (m.element == ElementKind::one_point)
+  if (m.element == ElementKind::one_point) {
     m.law.hourglass_factor = mat.number("hourglass_factor", 1.0, Range::open(0, 1000));
+    for (const char* k : {"active_fraction_sheet", "active_fraction_normal"})
+      mat.reject_if_present(k, "cross-fibre active stress needs element: sampled_axes");
+    return m;
+  }
+  // Cross-fibre active stress (hyperelastic.hpp, ActiveCrossFibre): fractions of Ta on S_ss, S_nn.
+  m.law.cross_fibre.sheet = mat.number("active_fraction_sheet", 0.0, Range::closed(0, 1));
+  m.law.cross_fibre.normal = mat.number("active_fraction_normal", 0.0, Range::closed(0, 1));
   return m;
 }
 

@@ -39,6 +39,10 @@ void GuccioneLaw::validate() const {
   check_range(std::isfinite(active.beta) && active.beta >= 0 && active.beta < 1, "active beta", active.beta,
               "in [0, 1)");
   check_range(std::isfinite(active.gamma) && active.gamma > -1, "active gamma", active.gamma, "> -1");
+  check_range(std::isfinite(cross_fibre.sheet) && cross_fibre.sheet >= 0 && cross_fibre.sheet <= 1,
+              "cross-fibre active fraction (sheet)", cross_fibre.sheet, "in [0, 1]");
+  check_range(std::isfinite(cross_fibre.normal) && cross_fibre.normal >= 0 && cross_fibre.normal <= 1,
+              "cross-fibre active fraction (sheet-normal)", cross_fibre.normal, "in [0, 1]");
 }
 
 double guccione_energy_density(const GuccioneLaw& law, const Eigen::Matrix3d& E) {

@@ -30,7 +30,8 @@ struct SampledElements {
       blocks.resize((n + kBlockLanes - 1) / kBlockLanes * kBlockLanes * kBlockValues);
     for (const GuccioneLaw& m : laws)
       material_constants.insert(material_constants.end(),
-                                {m.C, m.b_f, m.b_t, m.b_fs, m.bulk, m.damping_time, m.active.beta, m.active.gamma});
+                                {m.C, m.b_f, m.b_t, m.b_fs, m.bulk, m.damping_time, m.active.beta, m.active.gamma,
+                                 m.cross_fibre.sheet, m.cross_fibre.normal});
   }
   bool single() const { return !single_blocks.empty(); }
   std::size_t padded_count() const {
@@ -84,6 +85,9 @@ GuccioneForces::GuccioneForces(const HexMesh& mesh, std::vector<GuccioneLaw> law
     } catch (const std::exception& ex) {
       CARDIO_FAIL("material " << k << ": " << ex.what());
     }
+    const ActiveCrossFibre& cross = m_laws[k].cross_fibre;
+    CARDIO_CHECK(kind == ElementKind::sampled_axes || (cross.sheet == 0 && cross.normal == 0),
+                 "material " << k << ": cross-fibre active stress needs the sampled-axes element");
   }
   for (std::size_t e = 0; e < m_hexes.size(); ++e)
     CARDIO_CHECK(m_material[e] < m_laws.size(), "element " << e << " has material " << m_material[e] << " but only "

@@ -78,7 +78,16 @@ SampledConstants<double> sampled_constants(const SampledElementData& e, const Gu
   const double shortening = 1 - law.active.beta * activation;
   const double widening = std::sqrt(shortening);
   const double C = law.C * (1 + law.active.gamma * activation);
-  d.law = {{1 / shortening, widening, widening}, C, Ta, law.b_f, law.b_t, law.b_fs, law.bulk, law.damping_time * C};
+  d.law = {.ir = {1 / shortening, widening, widening},
+           .C = C,
+           .Ta = Ta,
+           .Ta_s = law.cross_fibre.sheet * Ta,
+           .Ta_n = law.cross_fibre.normal * Ta,
+           .b_f = law.b_f,
+           .b_t = law.b_t,
+           .b_fs = law.b_fs,
+           .bulk = law.bulk,
+           .viscosity = law.damping_time * C};
   return d;
 }
 

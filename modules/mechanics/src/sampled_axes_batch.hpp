@@ -22,7 +22,7 @@ inline constexpr int kWeightOffset = 72;
 inline constexpr int kVolumeOffset = 80;
 
 /// Per material: the law's constants in this order.
-enum MaterialConstant { kC, kBf, kBt, kBfs, kBulk, kTau, kBeta, kGamma, kMaterialValues };
+enum MaterialConstant { kC, kBf, kBt, kBfs, kBulk, kTau, kBeta, kGamma, kActiveSheet, kActiveNormal, kMaterialValues };
 
 /// Everything one pass over a range of elements reads and writes. Positions, velocities and
 /// forces are 3 x n_nodes column-major arrays (Eigen::Matrix3Xd storage).

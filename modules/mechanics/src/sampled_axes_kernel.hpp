@@ -152,9 +152,10 @@ void subtract_edge_forces(const ElementEdges<T>& G, ElementNodes<T>& f) {
 /// cross-fibre ones 1 / sqrt(1 - beta a): E_e = (D M D - I) / 2 with D = diag(ir).
 template <class P>
 struct SampleLaw {
-  P ir[3];  // inverse active rest lengths
-  P C;      // stiffness with the gamma option [kPa]
-  P Ta;     // active fibre tension [kPa]
+  P ir[3];       // inverse active rest lengths
+  P C;           // stiffness with the gamma option [kPa]
+  P Ta;          // active fibre tension [kPa]
+  P Ta_s, Ta_n;  // cross-fibre active tensions n_s Ta and n_n Ta [kPa] (GuccioneLaw::cross_fibre)
   P b_f, b_t, b_fs;
   P bulk;       // kappa [kPa]
   P viscosity;  // tau C [kPa ms] of the viscous stress (0: none)
@@ -176,6 +177,8 @@ struct LawFactors {
   P half_rest[3][3];  // ir_i ir_j / 2: E_e = half_rest . M - I / 2
   P stress[3][3];     // C moduli_ij ir_i ir_j: G_ij = e^Q stress_ij E_ij
   P viscous[3][3];    // tau C moduli_ij (ir_i ir_j)^2 / 2
+  P half_tension[3];  // (Ta, Ta_s, Ta_n) / 2: the active potential sum_i half_tension_i (M_ii - 1)
+  P half_tension_sum;
 };
 
 template <class P>
@@ -189,12 +192,17 @@ LawFactors<P> law_factors(const SampleLaw<P>& a) {
       k.stress[i][j] = a.C * moduli[i][j] * rest;
       k.viscous[i][j] = 0.5 * a.viscosity * moduli[i][j] * rest * rest;
     }
+  k.half_tension[0] = 0.5 * a.Ta;
+  k.half_tension[1] = 0.5 * a.Ta_s;
+  k.half_tension[2] = 0.5 * a.Ta_n;
+  k.half_tension_sum = k.half_tension[0] + k.half_tension[1] + k.half_tension[2];
   return k;
 }
 
 /// Energy density [kPa] at the (barred) metric M = A^T A and G = 2 dW/dM (w.r.t. the total axes):
 /// G = D S D with S = dW/dE_e (Guccione et al. 1991, Q and S as in hyperelastic.hpp), plus Ta on
-/// G_ff (potential Ta E_ff, Land et al. 2015 eq. 3).
+/// G_ff (potential Ta E_ff, Land et al. 2015 eq. 3) and the cross-fibre tensions on G_ss and G_nn
+/// (potential Ta_s E_ss + Ta_n E_nn; E of the total axes, as for the fibre).
 template <class T, class P>
 T energy_density(const SampleLaw<P>& a, const LawFactors<P>& k, const Mat3<T>& M, Mat3<T>& G) {
   Mat3<T> E;
@@ -208,7 +216,10 @@ T energy_density(const SampleLaw<P>& a, const LawFactors<P>& k, const Mat3<T>& M
   for (int j = 0; j < 3; ++j)
     for (int i = 0; i <= j; ++i) G(i, j) = G(j, i) = (e_Q * E(i, j)) * k.stress[i][j];
   G(0, 0) += a.Ta;
-  return 0.5 * a.C * e_minus_one + a.Ta * (0.5 * (M(0, 0) - 1.0));
+  G(1, 1) += a.Ta_s;
+  G(2, 2) += a.Ta_n;
+  const T active = k.half_tension[0] * M(0, 0) + k.half_tension[1] * M(1, 1) + k.half_tension[2] * M(2, 2);
+  return 0.5 * a.C * e_minus_one + (active - k.half_tension_sum);
 }
 
 /// Viscous G = D (tau C_small : dE/dt) D for the metric rate N + N^T, N = A^T dA/dt.

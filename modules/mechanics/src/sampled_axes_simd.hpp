@@ -114,6 +114,8 @@ struct SampledLanes {
     a.ir[1] = a.ir[2] = widening;
     a.C = constant(kC) * (1.0 + constant(kGamma) * activation);
     a.Ta = in.Ta ? per_lane([&](int l) { return in.Ta[element[l]]; }) : B(0.0);
+    a.Ta_s = constant(kActiveSheet) * a.Ta;
+    a.Ta_n = constant(kActiveNormal) * a.Ta;
     a.b_f = constant(kBf);
     a.b_t = constant(kBt);
     a.b_fs = constant(kBfs);

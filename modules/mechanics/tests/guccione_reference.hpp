@@ -19,10 +19,21 @@ struct Reference {
   double C = 2, bf = 8, bt = 2, bfs = 4, kappa = 200;
   double Ta = 0;                      // active tension [kPa], S_ff += Ta
   double a = 0, beta = 0, gamma = 0;  // activation-modulated option
+  double ns = 0, nn = 0;              // cross-fibre active fractions: S_ss += ns Ta, S_nn += nn Ta
 };
 
 inline Reference reference_of(const GuccioneLaw& m, double Ta = 0, double a = 0) {
-  return {m.C, m.b_f, m.b_t, m.b_fs, m.bulk, Ta, a, m.active.beta, m.active.gamma};
+  return {m.C,
+          m.b_f,
+          m.b_t,
+          m.b_fs,
+          m.bulk,
+          Ta,
+          a,
+          m.active.beta,
+          m.active.gamma,
+          m.cross_fibre.sheet,
+          m.cross_fibre.normal};
 }
 
 // Q with the index form of Land et al. 2015: b_t (E22^2 + E33^2 + E23^2 + E32^2),
@@ -33,7 +44,8 @@ inline double ref_Q(const Reference& r, const M3& E) {
          r.bfs * (E(0, 1) * E(0, 1) + E(1, 0) * E(1, 0) + E(0, 2) * E(0, 2) + E(2, 0) * E(2, 0));
 }
 
-// Energy density [kPa]: (1 + gamma a) C/2 (exp(Q(E_e)) - 1) + kappa/2 (J - 1)^2 + Ta E_ff, with the
+// Energy density [kPa]: (1 + gamma a) C/2 (exp(Q(E_e)) - 1) + kappa/2 (J - 1)^2
+// + Ta (E_ff + ns E_ss + nn E_nn), with the
 // elastic strain of Fe = Fm Fa^-1, Fa = diag(1 - beta a, (1 - beta a)^-1/2, (1 - beta a)^-1/2).
 inline double ref_W(const Reference& r, const M3& Fm) {
   const double k = 1 - r.beta * r.a;
@@ -42,7 +54,7 @@ inline double ref_W(const Reference& r, const M3& Fm) {
   const M3 E = 0.5 * (Fm.transpose() * Fm - M3::Identity());
   const double J = Fm.determinant();
   return (1 + r.gamma * r.a) * r.C / 2 * (std::exp(ref_Q(r, Ee)) - 1) + r.kappa / 2 * (J - 1) * (J - 1) +
-         r.Ta * E(0, 0);
+         r.Ta * (E(0, 0) + r.ns * E(1, 1) + r.nn * E(2, 2));
 }
 
 // Second Piola-Kirchhoff stress [kPa] (no activation option: beta = gamma = 0), componentwise.
@@ -52,8 +64,8 @@ inline M3 ref_S(const Reference& r, const M3& Fm) {
   const double eQ = std::exp(ref_Q(r, E));
   M3 S;
   S(0, 0) = r.C * eQ * r.bf * E(0, 0) + r.Ta;
-  S(1, 1) = r.C * eQ * r.bt * E(1, 1);
-  S(2, 2) = r.C * eQ * r.bt * E(2, 2);
+  S(1, 1) = r.C * eQ * r.bt * E(1, 1) + r.ns * r.Ta;
+  S(2, 2) = r.C * eQ * r.bt * E(2, 2) + r.nn * r.Ta;
   S(1, 2) = S(2, 1) = r.C * eQ * r.bt * E(1, 2);
   S(0, 1) = S(1, 0) = r.C * eQ * r.bfs * E(0, 1);
   S(0, 2) = S(2, 0) = r.C * eQ * r.bfs * E(0, 2);

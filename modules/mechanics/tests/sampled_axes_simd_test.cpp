@@ -40,6 +40,7 @@ Case mixed_case() {
   a.damping_time = 2;
   a.active.beta = 0.1;
   a.active.gamma = 0.3;
+  a.cross_fibre = {0.2, 0.4};  // material b has none: the lanes mix both
   b.C = 10;
   b.b_f = b.b_t = b.b_fs = 1;
   b.bulk = 500;

@@ -39,6 +39,7 @@ GuccioneLaw active_law() {
   law.bulk = 350;
   law.active.beta = 0.1;
   law.active.gamma = 0.3;
+  law.cross_fibre = {0.3, 0.4};  // cross-fibre active stress (ActiveCrossFibre)
   return law;
 }
 
@@ -84,9 +85,12 @@ TEST(SampledAxes, AffinePatchGivesTheContinuumStressAtEverySample) {
     const SampledElementData d = sampled_element_data(X, frames);
     M3 F = M3::Identity() + 0.15 * M3::Random();
     const NodeMatrix x = (F * X).colwise() + V3(0.3, -0.2, 0.1);
-    for (double Ta : {0.0, 12.0}) {
+    // Fibre tension only, and with cross-fibre active stress on the sheet and sheet-normal axes.
+    for (const auto& [Ta, cross] : {std::pair{0.0, ActiveCrossFibre{}}, std::pair{12.0, ActiveCrossFibre{}},
+                                    std::pair{12.0, ActiveCrossFibre{0.3, 0.5}}}) {
       GuccioneLaw law;
       law.bulk = 350;
+      law.cross_fibre = cross;
       const testing::Reference ref = testing::reference_of(law, Ta);
       NodeMatrix f = NodeMatrix::Zero();
       const double W = sampled_element_forces(d, law, Ta, 0, x, nullptr, f);
@@ -102,8 +106,8 @@ TEST(SampledAxes, AffinePatchGivesTheContinuumStressAtEverySample) {
         const Eigen::Matrix<double, 8, 3> G = reference_gradient(X, sample_xi(g));
         f_ref -= d.weight[std::size_t(g)] * P * G.transpose();
       }
-      EXPECT_NEAR(W, W_ref, 1e-10 * std::abs(W_ref)) << "trial " << trial << " Ta " << Ta;
-      EXPECT_LT((f - f_ref).norm(), 1e-7 * f_ref.norm()) << "trial " << trial << " Ta " << Ta;
+      EXPECT_NEAR(W, W_ref, 1e-10 * std::abs(W_ref)) << "trial " << trial << " Ta " << Ta << " n_s " << cross.sheet;
+      EXPECT_LT((f - f_ref).norm(), 1e-7 * f_ref.norm()) << "trial " << trial << " Ta " << Ta << " n_s " << cross.sheet;
     }
   }
 }

@@ -38,6 +38,15 @@ struct ActiveFibre {
   double gamma = 0;  ///< relative stiffening at full activation, gamma > -1
 };
 
+/// Cross-fibre active stress: fractions of the fibre tension Ta that also act along the sheet and
+/// the sheet-normal axes, S += Ta (n_s s0 (x) s0 + n_n n0 (x) n0). Biaxial tests of active
+/// myocardium (Lin & Yin 1998, J Biomech Eng 120:504) measured substantial cross-fibre active
+/// stress; the fractions per axis are not measured, so both default to 0 (fibre tension only).
+struct ActiveCrossFibre {
+  double sheet = 0;   ///< n_s, in [0, 1]
+  double normal = 0;  ///< n_n, in [0, 1]
+};
+
 /// Material constants of one material (defaults: Land et al. 2015, problem 1, with a penalty).
 struct GuccioneLaw {
   double C = 2;       ///< [kPa]
@@ -56,8 +65,9 @@ struct GuccioneLaw {
   /// volume penalty's pressure; default).
   enum class HourglassStress { none, elastic };
   HourglassStress hourglass_stress = HourglassStress::elastic;
-  double damping_time = 0;  ///< tau [ms]: viscous stress tau * (small-strain Guccione moduli) : dE/dt
-  ActiveFibre active;       ///< activation-modulated option (off by default)
+  double damping_time = 0;       ///< tau [ms]: viscous stress tau * (small-strain Guccione moduli) : dE/dt
+  ActiveFibre active;            ///< activation-modulated option (off by default)
+  ActiveCrossFibre cross_fibre;  ///< Ta fractions on the sheet and sheet-normal axes (sampled-axes element)
 
   /// Throws cardio::Error naming the first constant out of range.
   void validate() const;
