@@ -15,14 +15,23 @@
 
 #include "cardio/core/error.hpp"
 #include "document_impl.hpp"
+#include "node_values.hpp"
 #include "yaml_structure.hpp"
 
 namespace cardio::config {
 
+using detail::a_quantity;
 using detail::edit_distance;
+using detail::example;
+using detail::fmt;
+using detail::got;
 using detail::join;
 using detail::location;
 using detail::misspelling_hint;
+using detail::parse_integer;
+using detail::scalar_text;
+using detail::trim_view;
+using detail::yaml_quoted;
 
 // ----------------------------------------------------------------------------- Node
 Node::Node(std::shared_ptr<Document> doc, const YAML::Node& yaml, std::string path)
@@ -115,57 +124,6 @@ std::vector<Node> Node::list(const std::string& key) const {
   }
   return out;
 }
-
-namespace {
-std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
-// What a value is, for messages: "got '2 mm'", or "found a map ({a: 1})" where a value was expected
-// (not "got ''": a map or list has no scalar text).
-std::string got(const YAML::Node& n) {
-  if (n.IsScalar()) return "got '" + n.Scalar() + "'";
-  YAML::Emitter em;
-  em << YAML::Flow << n;
-  std::string text = em.c_str();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return std::string("found ") + (n.IsMap() ? "a map" : n.IsSequence() ? "a list" : "no value") + " (" + text + ")";
-}
-// "a number" for dimensionless values, else "a length [mm]".
-std::string a_quantity(units::Dimension dim) {
-  if (dim == units::Dimension::dimensionless) return "a number";
-  return "a " + std::string(units::dimension_name(dim)) + " [" + std::string(units::internal_unit(dim)) + "]";
-}
-// "'1'" or "'1 mm'": an example value of the dimension.
-std::string example(units::Dimension dim) {
-  if (dim == units::Dimension::dimensionless) return "'1'";
-  return "'1 " + std::string(units::internal_unit(dim)) + "'";
-}
-// The whole of s as a base-10 integer (digits only: "1e6" and "2.0" are not integers).
-bool parse_integer(const std::string& s, long& value) {
-  std::size_t used = 0;
-  try {
-    value = std::stol(s, &used);
-  } catch (...) {
-    return false;
-  }
-  return !s.empty() && used == s.size();
-}
-// Shortest text that reads back to exactly v (0.3, not 0.29999999999999999).
-std::string fmt(double v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-std::string_view trim_view(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-// A string as a double-quoted YAML scalar (quotes, backslashes and control characters escaped).
-std::string yaml_quoted(const std::string& s) {
-  YAML::Emitter em;
-  em << YAML::DoubleQuoted << s;
-  return em.c_str();
-}
-}  // namespace
 
 std::optional<double> Node::quantity_or_auto(const std::string& key, units::Dimension dim, Range range) const {
   const auto v = lookup(key);
