@@ -52,11 +52,11 @@ struct SampledElementData {
 SampledElementData sampled_element_data(const NodeMatrix& X, const std::array<Eigen::Matrix3d, kSamples>& frames);
 
 /// One element: adds its nodal forces [mN] to f and returns its potential energy [mN mm]
-/// (passive + mean-dilatation volume + active potential sum_g w_g Ta (Ebar_ff + n_s Ebar_ss + n_n Ebar_nn)), or NaN (energy
-/// and every force) when a sample is inverted. Ta [kPa] is the
-/// active fibre tension (S_ff += Ta, Land et al. 2015 eq. 3), `activation` in [0, 1] drives the
-/// law's beta/gamma option (hyperelastic.hpp, ActiveFibre) at every sample. v may be null (no
-/// damping); damping adds tau C_small : dE/dt per sample. Pure: no allocation, no global state.
+/// (passive + mean-dilatation volume + active potential sum_g w_g Ta (Ebar_ff + n_s Ebar_ss + n_n Ebar_nn)), or NaN
+/// (energy and every force) when a sample is inverted. Ta [kPa] is the active fibre tension (S_ff += Ta, Land et al.
+/// 2015 eq. 3), `activation` in [0, 1] drives the law's beta/gamma option (hyperelastic.hpp, ActiveFibre) at every
+/// sample. v may be null (no damping); damping adds tau C_small : dE/dt per sample. Pure: no allocation, no global
+/// state.
 double sampled_element_forces(const SampledElementData& e, const GuccioneLaw& law, double Ta, double activation,
                               const NodeMatrix& x, const NodeMatrix* v, NodeMatrix& f);
 
