@@ -11,13 +11,13 @@ namespace {
 
 /// OpenMP threads spin at every barrier by default (libgomp: some 300 000 spins before sleeping):
 /// next to one other busy process that made a run 2.8x slower. Fully passive waiting wakes the
-/// team with a system call per parallel region: with the SIMD kernel a step of the default case
-/// is about 1 ms, and 2 threads were no faster than 1. A bounded spin of 2 000 before sleeping:
-/// 27.0 s idle (passive 41.5 s, 1 thread 43.2 s), 59 s next to a busy process (passive 44 s,
-/// 20 000 spins 123 s) (docs/performance.md, "OpenMP waiting").
+/// team with a system call per parallel region, which costs more than the second thread saves at
+/// today's short steps. A bounded spin of 500 before sleeping: the default case (1 mm, 2 threads)
+/// 9.8 s idle as with 2 000 spins (passive 16.1 s, 1 thread 13.3 s), 21-23 s next to a busy
+/// process where 2 000 spins took 43-44 s (docs/performance.md, "OpenMP waiting").
 bool set_bounded_openmp_spinning() {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return false;
-  return setenv("GOMP_SPINCOUNT", "2000", 1) == 0;
+  return setenv("GOMP_SPINCOUNT", "500", 1) == 0;
 }
 
 /// Debian 12's OpenBLAS (0.3.21) does not recognise some virtual CPUs (CPUID "Intel Xeon
