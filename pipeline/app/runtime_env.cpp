@@ -13,7 +13,7 @@ namespace {
 /// next to one other busy process that made a run 2.8x slower. Fully passive waiting wakes the
 /// team with a system call per parallel region, which costs more than the second thread saves at
 /// today's short steps. A bounded spin of 500 before sleeping: the default case (1 mm, 2 threads)
-/// 9.8 s idle as with 2 000 spins (passive 16.1 s, 1 thread 13.3 s), 21-23 s next to a busy
+/// 9.4-9.8 s idle as with 2 000 spins (passive 16.1 s, 1 thread 13.3 s), 21-25 s next to a busy
 /// process where 2 000 spins took 43-44 s (docs/performance.md, "OpenMP waiting").
 bool set_bounded_openmp_spinning() {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return false;
